@@ -1,0 +1,148 @@
+"""What readers produce: entities, assertions, deploys and alias claims, each with a citation.
+
+Readers (in `sync/`) turn one source into a `SourceFacts`; `graph.build` merges many of them
+into a `Snapshot`. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+
+EMPTY_ANNOTATIONS: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """Where a fact was asserted.
+
+    `origin` is the unit that counts once towards an edge's weight (a catalog document, a runbook
+    file, a triples entry, a deploy event); `locator` is the precise place shown to people
+    (`catalog/payments.yaml#2`, `docs/redis.md:14`).
+    """
+
+    source: str
+    locator: str
+    origin: str = ""
+    text: str = ""
+    extracted: bool = False
+
+    @property
+    def unit(self) -> str:
+        return self.origin or self.locator
+
+    def __str__(self) -> str:
+        return self.locator
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A bad part of an input: where it is, which field, and what was expected."""
+
+    where: str
+    message: str
+    field: str = ""
+    severity: str = "warning"  # "warning": used with a caveat; "error": that part was dropped
+
+    def __str__(self) -> str:
+        place = f"{self.where}: {self.field}" if self.field else self.where
+        return f"{self.severity}: {place}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A node: service, datastore, queue, API, system, team, user.
+
+    `ref` is the full lower-case Backstage ref (`component:default/auth-service`).
+    """
+
+    ref: str
+    kind: str
+    name: str
+    citation: Citation
+    namespace: str = "default"
+    type: str = ""
+    title: str = ""
+    description: str = ""
+    owner: str = ""
+    system: str = ""
+    lifecycle: str = ""
+    annotations: Mapping[str, str] = field(default=EMPTY_ANNOTATIONS)
+    placeholder: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Assertion:
+    """`src rel dst`, as one source said it.
+
+    Endpoints are full refs, except:
+    - `by_name=True`: both endpoints are free-text names (runbooks, triples) that the build
+      resolves through the alias index, or turns into placeholder refs;
+    - `kindless=True`: `dst` is `namespace/name` from a kindless `dependsOn`/`dependencyOf` ref,
+      accepted by the build only when exactly one component or resource has that name.
+    `via` names the API when the edge was derived from consumesApis/providesApis.
+    `held=True` marks an edge from an untrusted source, kept out of answers until reviewed.
+    """
+
+    src: str
+    rel: str
+    dst: str
+    citation: Citation
+    by_name: bool = False
+    kindless: bool = False
+    via: str = ""
+    held: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Deploy:
+    """A deploy event; `service` is any alias of an entity, resolved at build time."""
+
+    id: str
+    service: str
+    deployed_at: datetime
+    citation: Citation
+    version: str = ""
+    environment: str = ""
+    actor: str = ""
+    url: str = ""
+    summary: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AliasClaim:
+    """`alias` names `target` (a ref, or a canonical name when `target_is_name`)."""
+
+    alias: str
+    target: str
+    citation: Citation
+    target_is_name: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFacts:
+    """Everything one source said in one read, plus what was wrong with it."""
+
+    source: str
+    entities: tuple[Entity, ...] = ()
+    assertions: tuple[Assertion, ...] = ()
+    deploys: tuple[Deploy, ...] = ()
+    aliases: tuple[AliasClaim, ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SourceMark:
+    """How fresh a source is: when it was last read successfully, and the last error."""
+
+    name: str
+    last_success: datetime | None = None
+    last_error: str = ""
+    last_attempt: datetime | None = None
+    version: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.last_error
