@@ -69,7 +69,7 @@ class Entity:
     owner: str = ""
     system: str = ""
     lifecycle: str = ""
-    annotations: Mapping[str, str] = field(default=EMPTY_ANNOTATIONS)
+    annotations: Mapping[str, str] = field(default_factory=lambda: EMPTY_ANNOTATIONS)
     placeholder: bool = False
 
 

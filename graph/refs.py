@@ -22,9 +22,7 @@ class EntityRef:
         return f"{self.kind}:{self.namespace}/{self.name}"
 
 
-def parse_ref(
-    value: object, *, default_kind: str | None = None, default_namespace: str = "default"
-) -> EntityRef:
+def parse_ref(value: object, *, default_kind: str | None = None, default_namespace: str = "default") -> EntityRef:
     """Parse a string or compound `{kind, namespace, name}` ref; kind is None-free only if given.
 
     Raises RefError for malformed refs and for a missing kind with no default. Use

@@ -11,9 +11,7 @@ CHILD_OF = "child_of"
 MEMBER_OF = "member_of"
 
 # Text relations that mean "src needs dst to work"; each is reported under its own name.
-TEXT_DEPENDENCIES = frozenset(
-    {"backed_by", "runs_on", "calls", "uses", "reads_from", "writes_to", "publishes_to"}
-)
+TEXT_DEPENDENCIES = frozenset({"backed_by", "runs_on", "calls", "uses", "reads_from", "writes_to", "publishes_to"})
 
 # An API's consumers break with it, so consumes_api propagates like depends_on; the
 # consumer->provider hop itself is a derived depends_on edge naming the API.

@@ -1,0 +1,318 @@
+"""Merge the facts of every source into one immutable snapshot. Pure: no I/O, no clock."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from types import MappingProxyType
+
+from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Problem, SourceFacts, SourceMark
+from graph.names import AliasIndex, loose, resolve, slug
+from graph.refs import RefError, format_ref, split_ref
+from graph.relations import OWNED_BY, RUNTIME_KINDS, propagates
+from graph.snapshot import EdgeFacts, Hygiene, Snapshot
+
+ALIASES_ANNOTATION = "oncall-graph/aliases"
+PAGERDUTY_ANNOTATION = "pagerduty.com/service-id"
+SOFT_ANNOTATION = "oncall-graph/soft-dependencies"
+
+
+@dataclass
+class _Work:
+    entities: dict[str, Entity] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    dangling: list[Problem] = field(default_factory=list)
+    kindless: list[Problem] = field(default_factory=list)
+    ambiguous: list[Problem] = field(default_factory=list)
+
+
+def build_snapshot(
+    batches: Iterable[SourceFacts],
+    *,
+    built_at: datetime,
+    marks: Mapping[str, SourceMark] | None = None,
+) -> Snapshot:
+    """One edge per (src, rel, dst) with every citation; weight = distinct sources; refs all resolved.
+
+    Names that match no entity become placeholder entities; dangling and kindless refs are
+    reported in `hygiene`, never silently dropped.
+    """
+    batches = tuple(batches)
+    work = _Work()
+    for batch in batches:
+        work.problems.extend(batch.problems)
+        _add_entities(work, batch.entities)
+    claims = [claim for batch in batches for claim in batch.aliases]
+    index = AliasIndex(_entity_names(work.entities, claims))
+    name_targets = _name_targets(claims)
+    namer = _Namer(work, index, name_targets)
+
+    pending = [p for batch in batches for a in batch.assertions if (p := _resolve_assertion(work, namer, a))]
+    namer.create_placeholders()
+    resolved = [replace(a, src=namer.final(src), dst=namer.final(dst)) for a, src, dst in pending]
+    live = [a for a in resolved if not a.held]
+    held = tuple(a for a in resolved if a.held)
+    for a in live:
+        if not a.by_name:
+            _ensure_placeholder(work, a.dst, a.citation, dangling=True)
+            _ensure_placeholder(work, a.src, a.citation, dangling=True)
+
+    final_index = AliasIndex(_entity_names(work.entities, claims) + namer.spellings())
+    soft_pairs = _soft_pairs(work, final_index)
+    out_edges, in_edges, count = _merge_edges(live, soft_pairs)
+    deploys, unresolved = _attach_deploys(work, final_index, name_targets, batches)
+    hygiene = Hygiene(
+        dangling=tuple(work.dangling),
+        kindless=tuple(work.kindless),
+        unknown_owners=_unknown_owners(work.entities, out_edges),
+        ambiguous_names=tuple(work.ambiguous),
+        unresolved_deploys=tuple(unresolved),
+    )
+    return Snapshot(
+        entities=MappingProxyType(work.entities),
+        out_edges=MappingProxyType(out_edges),
+        in_edges=MappingProxyType(in_edges),
+        aliases=final_index,
+        deploys=MappingProxyType(deploys),
+        built_at=built_at,
+        marks=MappingProxyType(dict(marks or {})),
+        held=held,
+        problems=tuple(work.problems) + hygiene.dangling + hygiene.kindless + hygiene.ambiguous_names,
+        hygiene=hygiene,
+        edge_count=count,
+    )
+
+
+def _add_entities(work: _Work, entities: Iterable[Entity]) -> None:
+    for entity in entities:
+        first = work.entities.get(entity.ref)
+        if first is None:
+            work.entities[entity.ref] = entity
+        elif first.citation.locator != entity.citation.locator:
+            work.problems.append(
+                Problem(entity.citation.locator, f"{entity.ref} is already defined at {first.citation}; kept that one")
+            )
+
+
+def _entity_names(entities: Mapping[str, Entity], claims: Iterable[AliasClaim]) -> list[tuple[str, str]]:
+    names: list[tuple[str, str]] = []
+    for ref, e in entities.items():
+        names += [(ref, ref), (e.name, ref), (f"{e.namespace}/{e.name}", ref), (f"{e.kind}:{e.name}", ref)]
+        if e.title:
+            names.append((e.title, ref))
+        names += [(a, ref) for a in e.annotations.get(ALIASES_ANNOTATION, "").split(",") if a.strip()]
+        if pd_id := e.annotations.get(PAGERDUTY_ANNOTATION, "").strip():
+            names.append((pd_id, ref))
+    names += [(c.alias, c.target) for c in claims if not c.target_is_name and c.target in entities]
+    return names
+
+
+def _name_targets(claims: Iterable[AliasClaim]) -> dict[str, str]:
+    """Alias-file entries that point at a plain name: alias (loose key) -> that name."""
+    return {loose(c.alias): c.target for c in claims if c.target_is_name}
+
+
+class _Namer:
+    """Turns free-text names into refs: catalog entities first, else one placeholder per loose key."""
+
+    def __init__(self, work: _Work, index: AliasIndex, name_targets: Mapping[str, str]) -> None:
+        self._work, self._index, self._targets = work, index, name_targets
+        self._spellings: dict[str, Counter[str]] = defaultdict(Counter)
+        self._kinds: dict[str, str] = {}
+        self._citations: dict[str, Citation] = {}
+
+    def ref_for(self, name: str, *, default_kind: str, citation: Citation) -> str | None:
+        for candidate in (name, self._targets.get(loose(name), "")):
+            if not candidate:
+                continue
+            resolution = resolve(self._index, candidate)
+            if resolution.entity:
+                return resolution.entity
+            if resolution.ambiguous:
+                self._work.ambiguous.append(
+                    Problem(
+                        citation.locator,
+                        f"{name!r} could name {', '.join(resolution.candidates)}; edge skipped, add an alias",
+                    )
+                )
+                return None
+        target = self._targets.get(loose(name), name)
+        key = loose(target)
+        if not key:
+            return None
+        self._spellings[key][target] += 1
+        if default_kind == "group" or key not in self._kinds:
+            self._kinds.setdefault(key, default_kind)
+        self._citations.setdefault(key, citation)
+        return f"?{key}"
+
+    def create_placeholders(self) -> None:
+        self._final: dict[str, str] = {}
+        for key, spellings in self._spellings.items():
+            best = min(spellings, key=lambda s: (-spellings[s], slug(s)))
+            ref = format_ref(self._kinds[key], "default", slug(best))
+            self._final[f"?{key}"] = ref
+            if ref not in self._work.entities:
+                self._work.entities[ref] = Entity(
+                    ref, self._kinds[key], slug(best), self._citations[key], title=best, placeholder=True
+                )
+
+    def final(self, pending: str) -> str:
+        return self._final[pending] if pending.startswith("?") else pending
+
+    def spellings(self) -> list[tuple[str, str]]:
+        return [(s, self._final[f"?{key}"]) for key, counts in self._spellings.items() for s in counts]
+
+
+def _resolve_assertion(work: _Work, namer: _Namer, a: Assertion) -> tuple[Assertion, str, str] | None:
+    """(assertion, src, dst); by-name endpoints stay pending ("?key") until placeholders exist."""
+    if a.by_name:
+        src = namer.ref_for(a.src, default_kind="component", citation=a.citation)
+        dst_kind = "group" if a.rel == OWNED_BY else "component"
+        dst = namer.ref_for(a.dst, default_kind=dst_kind, citation=a.citation)
+        return None if src is None or dst is None else (a, src, dst)
+    if a.kindless:
+        a = _resolve_kindless(work, a)  # type: ignore[assignment]
+        if a is None:
+            return None
+    return a, a.src, a.dst
+
+
+def _resolve_kindless(work: _Work, a: Assertion) -> Assertion | None:
+    forward = ":" in a.src
+    loose_side = a.dst if forward else a.src
+    namespace, name = loose_side.split("/", 1) if "/" in loose_side else ("default", loose_side)
+    matches = [format_ref(k, namespace, name) for k in sorted(RUNTIME_KINDS)]
+    found = [m for m in matches if m in work.entities and not work.entities[m].placeholder]
+    if len(found) != 1:
+        why = "no component or resource" if not found else f"both {' and '.join(found)}"
+        work.kindless.append(
+            Problem(
+                a.citation.locator,
+                f"kindless ref {loose_side!r} matches {why}; write it as component:{name} or resource:{name}",
+                field="dependsOn",
+                severity="error",
+            )
+        )
+        return None
+    work.kindless.append(
+        Problem(a.citation.locator, f"kindless ref {loose_side!r} taken as {found[0]}", field="dependsOn")
+    )
+    src, dst = (a.src, found[0]) if forward else (found[0], a.dst)
+    return Assertion(src, a.rel, dst, a.citation, via=a.via, held=a.held)
+
+
+def _ensure_placeholder(work: _Work, ref: str, citation: Citation, *, dangling: bool) -> None:
+    if ref in work.entities:
+        return
+    try:
+        kind, namespace, name = split_ref(ref)
+    except RefError:
+        return
+    work.entities[ref] = Entity(ref, kind, name, citation, namespace=namespace, placeholder=True)
+    if dangling:
+        work.dangling.append(
+            Problem(citation.locator, f"{ref} is referenced but defined in no source; kept as a placeholder")
+        )
+
+
+def _soft_pairs(work: _Work, index: AliasIndex) -> set[tuple[str, str]]:
+    pairs: set[tuple[str, str]] = set()
+    for ref, entity in work.entities.items():
+        for text in entity.annotations.get(SOFT_ANNOTATION, "").split(","):
+            if not text.strip():
+                continue
+            target = _soft_target(work.entities, index, text.strip(), entity.namespace)
+            if target is None:
+                work.problems.append(
+                    Problem(entity.citation.locator, f"{text.strip()!r} names no entity", field=SOFT_ANNOTATION)
+                )
+            else:
+                pairs.add((ref, target))
+    return pairs
+
+
+def _soft_target(entities: Mapping[str, Entity], index: AliasIndex, text: str, namespace: str) -> str | None:
+    try:
+        kind, ns, name = split_ref(text, default_namespace=namespace)
+    except RefError:
+        return None
+    kinds = [kind] if kind else sorted(RUNTIME_KINDS)
+    found = [format_ref(k, ns, name) for k in kinds if format_ref(k, ns, name) in entities]
+    if len(found) == 1:
+        return found[0]
+    return resolve(index, text).entity
+
+
+def _merge_edges(
+    assertions: Iterable[Assertion], soft_pairs: set[tuple[str, str]]
+) -> tuple[dict[str, tuple[EdgeFacts, ...]], dict[str, tuple[EdgeFacts, ...]], int]:
+    grouped: dict[tuple[str, str, str], list[Assertion]] = defaultdict(list)
+    for a in assertions:
+        if a.src != a.dst:
+            grouped[(a.src, a.rel, a.dst)].append(a)
+    out_lists: dict[str, list[EdgeFacts]] = defaultdict(list)
+    in_lists: dict[str, list[EdgeFacts]] = defaultdict(list)
+    for (src, rel, dst), group in grouped.items():
+        citations = tuple(dict.fromkeys(a.citation for a in group))
+        facts = EdgeFacts(
+            src,
+            rel,
+            dst,
+            citations=citations,
+            weight=len({c.unit for c in citations}),
+            extracted=all(c.extracted for c in citations),
+            soft=propagates(rel) and (src, dst) in soft_pairs,
+            via=tuple(sorted({a.via for a in group if a.via})),
+        )
+        out_lists[src].append(facts)
+        in_lists[dst].append(facts)
+    out_edges = {k: tuple(sorted(v, key=lambda e: (e.rel, e.dst))) for k, v in out_lists.items()}
+    in_edges = {k: tuple(sorted(v, key=lambda e: (e.rel, e.src))) for k, v in in_lists.items()}
+    return out_edges, in_edges, len(grouped)
+
+
+def _attach_deploys(
+    work: _Work, index: AliasIndex, name_targets: Mapping[str, str], batches: Iterable[SourceFacts]
+) -> tuple[dict[str, tuple[Deploy, ...]], list[Problem]]:
+    by_entity: dict[str, dict[str, Deploy]] = defaultdict(dict)
+    unresolved: list[Problem] = []
+    for deploy in (d for batch in batches for d in batch.deploys):
+        resolution = resolve(index, deploy.service)
+        if resolution.entity is None and (target := name_targets.get(loose(deploy.service))):
+            resolution = resolve(index, target)
+        if resolution.entity is None:
+            hint = ", ".join(resolution.candidates or resolution.suggestions) or "no close names"
+            verb = "is ambiguous" if resolution.ambiguous else "names no entity"
+            message = f"service {deploy.service!r} {verb} ({hint})"
+            unresolved.append(Problem(deploy.citation.locator, message, field="service"))
+            continue
+        by_entity[resolution.entity][deploy.id] = deploy
+    deploys = {ref: tuple(sorted(d.values(), key=lambda d: (d.deployed_at, d.id))) for ref, d in by_entity.items()}
+    return deploys, unresolved
+
+
+def _unknown_owners(
+    entities: Mapping[str, Entity], out_edges: Mapping[str, tuple[EdgeFacts, ...]]
+) -> tuple[Problem, ...]:
+    found = []
+    for edges in out_edges.values():
+        for e in edges:
+            owner = entities.get(e.dst)
+            if e.rel == OWNED_BY and (owner is None or owner.placeholder):
+                found.append(Problem(str(e.citations[0]), f"{e.src} is owned by {e.dst}, which no source defines"))
+    return tuple(found)
+
+
+def entities_without_owner(snapshot: Snapshot) -> tuple[str, ...]:
+    """Components, resources, APIs and systems from the catalog that name no owner."""
+    owned = {"component", "resource", "api", "system"}
+    return tuple(
+        sorted(
+            ref
+            for ref, e in snapshot.entities.items()
+            if e.kind in owned and not e.placeholder and not snapshot.owners(ref)
+        )
+    )

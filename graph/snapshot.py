@@ -1,0 +1,143 @@
+"""The immutable snapshot every answer is computed from, and the cell that swaps it atomically."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from graph.facts import Assertion, Citation, Deploy, Entity, Problem, SourceMark
+from graph.names import AliasIndex
+from graph.relations import OWNED_BY, PART_OF
+
+if TYPE_CHECKING:
+    from graph.compiled import WalkIndex
+
+# Catalog-backed edges outrank any number of text corroborations when paths are compared.
+CATALOG_RANK = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeFacts:
+    """One edge per (src, rel, dst): every citation kept, weight = distinct sources asserting it."""
+
+    src: str
+    rel: str
+    dst: str
+    citations: tuple[Citation, ...]
+    weight: int
+    extracted: bool
+    soft: bool = False
+    via: tuple[str, ...] = ()
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.locator for c in self.citations))
+
+    @property
+    def rank(self) -> int:
+        return self.weight + (0 if self.extracted else CATALOG_RANK)
+
+
+@dataclass(frozen=True, slots=True)
+class Hygiene:
+    """What the build noticed about the inputs' quality (the `lint` report)."""
+
+    dangling: tuple[Problem, ...] = ()
+    kindless: tuple[Problem, ...] = ()
+    unknown_owners: tuple[Problem, ...] = ()
+    ambiguous_names: tuple[Problem, ...] = ()
+    unresolved_deploys: tuple[Problem, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerClaim:
+    owner: str
+    citations: tuple[Citation, ...]
+    extracted: bool
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Entities, edges (forward and reverse), aliases, deploys and source marks at one moment.
+
+    Never mutated after `graph.build.build_snapshot` returns it; walks read `out_edges`,
+    `in_edges` or the compiled `walk_index`.
+    """
+
+    entities: Mapping[str, Entity]
+    out_edges: Mapping[str, tuple[EdgeFacts, ...]]
+    in_edges: Mapping[str, tuple[EdgeFacts, ...]]
+    aliases: AliasIndex
+    deploys: Mapping[str, tuple[Deploy, ...]]
+    built_at: datetime
+    marks: Mapping[str, SourceMark] = field(default_factory=dict)
+    held: tuple[Assertion, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    hygiene: Hygiene = field(default_factory=Hygiene)
+    edge_count: int = 0
+
+    def edge(self, src: str, rel: str, dst: str) -> EdgeFacts | None:
+        for facts in self.out_edges.get(src, ()):
+            if facts.rel == rel and facts.dst == dst:
+                return facts
+        return None
+
+    def owner_claims(self, ref: str) -> tuple[OwnerClaim, ...]:
+        """Every owner any source named, catalog-backed claims first."""
+        claims = [OwnerClaim(e.dst, e.citations, e.extracted) for e in self.out_edges.get(ref, ()) if e.rel == OWNED_BY]
+        return tuple(sorted(claims, key=lambda c: (c.extracted, c.owner)))
+
+    def owners(self, ref: str) -> tuple[str, ...]:
+        """Owners to page: catalog owners when the catalog names any (text never overrides them)."""
+        claims = self.owner_claims(ref)
+        trusted = [c.owner for c in claims if not c.extracted]
+        return tuple(trusted or [c.owner for c in claims])
+
+    def systems_of(self, ref: str) -> tuple[str, ...]:
+        return tuple(
+            e.dst
+            for e in self.out_edges.get(ref, ())
+            if e.rel == PART_OF and self.entities.get(e.dst, None) is not None and e.dst.startswith("system:")
+        )
+
+    def age_mark(self) -> SourceMark | None:
+        """The oldest successful source: an answer is only as fresh as its stalest input."""
+        dated = [m for m in self.marks.values() if m.last_success is not None]
+        return min(dated, key=lambda m: m.last_success or self.built_at, default=None)
+
+    @cached_property
+    def walk_index(self) -> WalkIndex:
+        from graph.compiled import compile_walk_index
+
+        return compile_walk_index(self)
+
+    @cached_property
+    def graph(self) -> Any:
+        """The snapshot as a frozen networkx MultiDiGraph (key = relation, attribute `facts`)."""
+        import networkx as nx
+
+        g = nx.MultiDiGraph()
+        for ref, entity in self.entities.items():
+            g.add_node(ref, entity=entity)
+        g.add_edges_from((e.src, e.dst, e.rel, {"facts": e}) for edges in self.out_edges.values() for e in edges)
+        return nx.freeze(g)
+
+
+class SnapshotRef:
+    """The swap cell: readers call `current()` once per request; `swap` is one assignment."""
+
+    def __init__(self, initial: Snapshot | None = None) -> None:
+        self._current = initial
+        self._lock = threading.Lock()
+
+    def current(self) -> Snapshot | None:
+        return self._current
+
+    def swap(self, new: Snapshot) -> Snapshot | None:
+        with self._lock:
+            old, self._current = self._current, new
+        return old
