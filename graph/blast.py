@@ -61,9 +61,7 @@ class BlastRadius:
     def impacted(self) -> tuple[Impact, ...]:
         """Every impacted entity, nearest first, each with one shortest, most corroborated path."""
         found = self._impacts(self._hard, hard_only=True, label=BREAKS)
-        found += self._impacts(
-            np.where(self._hard == UNREACHED, self._all, UNREACHED), hard_only=False, label=DEGRADES
-        )
+        found += self._impacts(np.where(self._hard == UNREACHED, self._all, UNREACHED), hard_only=False, label=DEGRADES)
         return tuple(sorted(found, key=lambda i: (i.hops, i.impact != BREAKS, i.entity)))
 
     @cached_property
@@ -72,9 +70,7 @@ class BlastRadius:
         index = self.snapshot.walk_index
         hit = self._all >= 0
         return tuple(
-            ref
-            for i, ref in enumerate(index.refs)
-            if not hit[i] and self.snapshot.entities[ref].kind in RUNTIME_KINDS
+            ref for i, ref in enumerate(index.refs) if not hit[i] and self.snapshot.entities[ref].kind in RUNTIME_KINDS
         )
 
     @cached_property
@@ -95,7 +91,7 @@ class BlastRadius:
                 parts[ref] = {e.src for e in edges if e.rel == PART_OF}
         return parts
 
-    def _refs_where(self, mask: np.ndarray) -> tuple[str, ...]:  # type: ignore[type-arg]
+    def _refs_where(self, mask: np.ndarray) -> tuple[str, ...]:
         refs = self.snapshot.walk_index.refs
         return tuple(refs[i] for i in np.flatnonzero(mask))
 

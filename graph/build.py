@@ -304,15 +304,3 @@ def _unknown_owners(
             if e.rel == OWNED_BY and (owner is None or owner.placeholder):
                 found.append(Problem(str(e.citations[0]), f"{e.src} is owned by {e.dst}, which no source defines"))
     return tuple(found)
-
-
-def entities_without_owner(snapshot: Snapshot) -> tuple[str, ...]:
-    """Components, resources, APIs and systems from the catalog that name no owner."""
-    owned = {"component", "resource", "api", "system"}
-    return tuple(
-        sorted(
-            ref
-            for ref, e in snapshot.entities.items()
-            if e.kind in owned and not e.placeholder and not snapshot.owners(ref)
-        )
-    )

@@ -21,8 +21,8 @@ from rapidfuzz import fuzz, process
 
 ARTICLES = frozenset({"the", "a", "an"})
 AFFIXES = frozenset({"svc", "srv", "service"})
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SEPARATORS = re.compile(r"[\s\-_./:'\"`,;()\[\]{}]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SEPARATORS = re.compile(r"[\s\-_./:'\"`,;!?()\[\]{}]+")
 _SINGULAR_EXCEPTIONS = ("ss", "us", "is", "os", "as")
 
 
@@ -73,7 +73,8 @@ def _singular(word: str) -> str:
 
 def slug(text: str) -> str:
     """Name for a placeholder ref: "the token cache" -> "token-cache" (articles dropped only)."""
-    words = [w for w in _SEPARATORS.split(unicodedata.normalize("NFKC", text).casefold()) if w]
+    spaced = _CAMEL.sub(" ", unicodedata.normalize("NFKC", text))
+    words = [w for w in _SEPARATORS.split(spaced.casefold()) if w]
     while len(words) > 1 and words[0] in ARTICLES:
         words = words[1:]
     return "-".join(words) or "unnamed"

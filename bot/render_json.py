@@ -1,0 +1,158 @@
+"""Answers as the JSON shapes of the contract (`--json`). Pure: values in, dicts out."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from graph.ask import Answer
+from graph.blast import BlastRadius
+from graph.hygiene import LintReport
+from graph.names import Resolution
+from graph.paths import CitedPath
+from graph.snapshot import EdgeFacts, Snapshot
+from graph.suspects import SuspectDeploy, Suspects
+
+Json = dict[str, Any]
+
+
+def edge_json(edge: EdgeFacts) -> Json:
+    data: Json = {
+        "src": edge.src,
+        "rel": edge.rel,
+        "dst": edge.dst,
+        "weight": edge.weight,
+        "sources": list(edge.sources),
+        "extracted": edge.extracted,
+        "soft": edge.soft,
+    }
+    if edge.via:
+        data["via"] = list(edge.via)
+    return data
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat().replace("+00:00", "Z") if moment else None
+
+
+def graph_json(snapshot: Snapshot, now: datetime) -> Json:
+    oldest = snapshot.age_mark()
+    return {
+        "built_at": _iso(snapshot.built_at),
+        "entities": len(snapshot.entities),
+        "edges": snapshot.edge_count,
+        "oldest_source": oldest.name if oldest else None,
+        "age_seconds": (now - oldest.last_success).total_seconds() if oldest and oldest.last_success else None,
+    }
+
+
+def unresolved_json(query: str, resolution: Resolution) -> Json:
+    return {
+        "query": query,
+        "entity": None,
+        "suggestions": list(resolution.suggestions),
+        "candidates": list(resolution.candidates),
+    }
+
+
+def blast_json(query: str, result: BlastRadius) -> Json:
+    return {
+        "query": query,
+        "entity": result.failed,
+        "suggestions": [],
+        "max_depth": result.max_depth,
+        "impacted": [
+            {
+                "entity": i.entity,
+                "hops": i.hops,
+                "impact": i.impact,
+                "path": list(i.path),
+                "edges": [edge_json(e) for e in i.edges],
+                "owners": list(i.owners),
+            }
+            for i in result.impacted
+        ],
+        "systems": [{"entity": s.entity, "impacted": s.impacted, "total": s.total} for s in result.systems],
+        "survives": list(result.survives),
+    }
+
+
+def _deploy_json(suspect: SuspectDeploy) -> Json:
+    d = suspect.deploy
+    return {
+        "id": d.id,
+        "version": d.version,
+        "deployed_at": _iso(d.deployed_at),
+        "url": d.url,
+        "environment": d.environment,
+        "actor": d.actor,
+        "reason": suspect.reason,
+        "suspect": True,
+        "sources": [d.citation.locator],
+    }
+
+
+def suspects_json(query: str, result: Suspects) -> Json:
+    return {
+        "query": query,
+        "entity": result.entity,
+        "suggestions": [],
+        "since": _iso(result.since),
+        "now": _iso(result.now),
+        "dependencies": [
+            {
+                "entity": d.entity,
+                "hops": d.hops,
+                "path": list(d.path),
+                "edges": [edge_json(e) for e in d.edges],
+                "owners": list(d.owners),
+                "deploys": [_deploy_json(s) for s in d.deploys],
+            }
+            for d in result.dependencies
+        ],
+        "own_deploys": [_deploy_json(s) for s in result.own_deploys],
+    }
+
+
+def path_json(result: CitedPath) -> Json:
+    return {
+        "from": result.src,
+        "to": result.dst,
+        "path": list(result.path),
+        "edges": [edge_json(e) for e in result.edges],
+    }
+
+
+def resolve_json(resolution: Resolution) -> Json:
+    return {
+        "query": resolution.query,
+        "entity": resolution.entity,
+        "suggestions": list(resolution.suggestions),
+        "candidates": list(resolution.candidates),
+        "matched_by": resolution.matched_by,
+    }
+
+
+def ask_json(answer: Answer) -> Json:
+    return {
+        "question": answer.question,
+        "intent": answer.intent,
+        "entities": list(answer.entities),
+        "mentions": [{"text": m.text, "entity": m.entity, "candidates": list(m.candidates)} for m in answer.mentions],
+        "answer": "\n".join(answer.sentences),
+        "cited": list(answer.cited_lines),
+        "edges": [edge_json(e) for e in answer.edges],
+    }
+
+
+def lint_json(report: LintReport) -> Json:
+    return {
+        "clean": report.clean,
+        "dangling_refs": [str(p) for p in report.dangling],
+        "kindless_refs": [str(p) for p in report.kindless],
+        "unknown_owners": [str(p) for p in report.unknown_owners],
+        "alias_collisions": [{"key": c.key, "tier": c.tier, "entities": list(c.refs)} for c in report.alias_collisions],
+        "without_owner": list(report.without_owner),
+        "unresolved_deploys": [str(p) for p in report.unresolved_deploys],
+        "input_problems": [str(p) for p in report.input_problems],
+    }

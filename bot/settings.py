@@ -1,0 +1,43 @@
+"""Settings, read once from the environment and `.env`, then passed down as plain values."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_DATABASE_URL = "sqlite:///oncall-graph.db"
+
+
+def split_list(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+class Settings(BaseSettings):
+    """Every setting oncall-graph reads; `.env.example` documents each one."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True)
+
+    catalog: str = Field("", validation_alias="ONCALL_GRAPH_CATALOG")
+    deploys: str = Field("", validation_alias="ONCALL_GRAPH_DEPLOYS")
+    docs: str = Field("", validation_alias="ONCALL_GRAPH_DOCS")
+    untrusted_docs: str = Field("", validation_alias="ONCALL_GRAPH_UNTRUSTED_DOCS")
+    triples: str = Field("", validation_alias="ONCALL_GRAPH_TRIPLES")
+    aliases: str = Field("", validation_alias="ONCALL_GRAPH_ALIASES")
+    database_url: str = Field(DEFAULT_DATABASE_URL, validation_alias="DATABASE_URL")
+    sync_interval: int = Field(300, ge=10, validation_alias="ONCALL_GRAPH_SYNC_INTERVAL")
+    http_timeout: float = Field(10.0, gt=0, validation_alias="ONCALL_GRAPH_HTTP_TIMEOUT")
+
+    slack_bot_token: str = Field("", validation_alias="SLACK_BOT_TOKEN")
+    slack_signing_secret: str = Field("", validation_alias="SLACK_SIGNING_SECRET")
+    slack_app_token: str = Field("", validation_alias="SLACK_APP_TOKEN")
+    slack_api_url: str = Field("https://slack.com/api/", validation_alias="SLACK_API_URL")
+    admins: str = Field("", validation_alias="ONCALL_GRAPH_ADMINS")
+    alert_channel: str = Field("", validation_alias="ONCALL_GRAPH_ALERT_CHANNEL")
+    watch_channels: str = Field("", validation_alias="ONCALL_GRAPH_WATCH_CHANNELS")
+    alert_bots: str = Field("PagerDuty", validation_alias="ONCALL_GRAPH_ALERT_BOTS")
+    port: int = Field(3000, validation_alias="PORT")
+    anthropic_api_key: str = Field("", validation_alias="ANTHROPIC_API_KEY")
+    anthropic_base_url: str = Field("", validation_alias="ANTHROPIC_BASE_URL")
+
+    def sources(self, kind: str) -> tuple[str, ...]:
+        return split_list(str(getattr(self, kind)))

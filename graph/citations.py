@@ -1,0 +1,14 @@
+"""Edges as the one-line receipts people read: `a -rel-> b [sources] xN`."""
+
+from __future__ import annotations
+
+from graph.refs import short_name
+from graph.snapshot import EdgeFacts
+
+
+def cite_edge(edge: EdgeFacts) -> str:
+    """`auth-service -depends_on-> token-cache [docs/auth.md:3, catalog/auth.yaml#1] x2`."""
+    via = f" (via {short_name(edge.via[0])})" if edge.via else ""
+    soft = " (soft)" if edge.soft else ""
+    sources = ", ".join(edge.sources)
+    return f"{short_name(edge.src)} -{edge.rel}-> {short_name(edge.dst)}{via}{soft} [{sources}] x{edge.weight}"

@@ -1,0 +1,71 @@
+"""The hygiene report: what in the inputs makes answers weaker than they should be."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graph.facts import Problem
+from graph.names import AliasCollision
+from graph.snapshot import Snapshot
+
+OWNED_KINDS = frozenset({"component", "resource", "api", "system"})
+
+
+@dataclass(frozen=True, slots=True)
+class LintReport:
+    dangling: tuple[Problem, ...]
+    kindless: tuple[Problem, ...]
+    unknown_owners: tuple[Problem, ...]
+    alias_collisions: tuple[AliasCollision, ...]
+    without_owner: tuple[str, ...]
+    unresolved_deploys: tuple[Problem, ...]
+    input_problems: tuple[Problem, ...]
+
+    @property
+    def clean(self) -> bool:
+        return not (
+            self.dangling
+            or self.kindless
+            or self.unknown_owners
+            or self.alias_collisions
+            or self.without_owner
+            or self.unresolved_deploys
+            or self.input_problems
+        )
+
+
+def lint(snapshot: Snapshot) -> LintReport:
+    """Dangling refs, kindless refs, unknown owners, alias collisions, entities without an owner."""
+    hygiene = snapshot.hygiene
+    reported = set(hygiene.dangling + hygiene.kindless + hygiene.ambiguous_names)
+    return LintReport(
+        dangling=hygiene.dangling,
+        kindless=hygiene.kindless,
+        unknown_owners=hygiene.unknown_owners,
+        alias_collisions=alias_collisions(snapshot),
+        without_owner=entities_without_owner(snapshot),
+        unresolved_deploys=hygiene.unresolved_deploys,
+        input_problems=tuple(p for p in snapshot.problems if p not in reported),
+    )
+
+
+def alias_collisions(snapshot: Snapshot) -> tuple[AliasCollision, ...]:
+    """Names that two entities claim at the tier where a lookup would stop: those never resolve."""
+    index = snapshot.aliases
+    found = []
+    for collision in index.collisions():
+        tier, _refs = index.lookup(collision.key)
+        if tier == collision.tier:
+            found.append(collision)
+    return tuple(found)
+
+
+def entities_without_owner(snapshot: Snapshot) -> tuple[str, ...]:
+    """Components, resources, APIs and systems defined by a source that name no owner."""
+    return tuple(
+        sorted(
+            ref
+            for ref, e in snapshot.entities.items()
+            if e.kind in OWNED_KINDS and not e.placeholder and not snapshot.owners(ref)
+        )
+    )

@@ -1,0 +1,81 @@
+"""Suspects: what an alerting entity depends on, who owns each, and what was deployed recently.
+
+Deploys are suspects with a reason, never called a cause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from graph.facts import Deploy
+from graph.relations import propagates
+from graph.snapshot import EdgeFacts, Snapshot
+from graph.walk import layered_walk, path_to
+
+ITSELF = "the alerting service itself"
+DIRECT = "direct dependency"
+
+
+@dataclass(frozen=True, slots=True)
+class SuspectDeploy:
+    deploy: Deploy
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    entity: str
+    hops: int
+    path: tuple[str, ...]  # from the alerting entity to this dependency
+    edges: tuple[EdgeFacts, ...]
+    owners: tuple[str, ...]
+    deploys: tuple[SuspectDeploy, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Suspects:
+    entity: str
+    now: datetime
+    since: datetime
+    max_depth: int
+    dependencies: tuple[Dependency, ...]
+    own_deploys: tuple[SuspectDeploy, ...]
+
+    @property
+    def suspect_deploys(self) -> tuple[SuspectDeploy, ...]:
+        """Every deploy in the window, newest first."""
+        found = list(self.own_deploys) + [d for dep in self.dependencies for d in dep.deploys]
+        return tuple(sorted(found, key=lambda s: s.deploy.deployed_at, reverse=True))
+
+
+def reason_for(hops: int) -> str:
+    if hops == 0:
+        return ITSELF
+    return DIRECT if hops == 1 else f"transitive dependency, {hops} hops away"
+
+
+def deploys_in_window(snapshot: Snapshot, ref: str, since: datetime, now: datetime) -> tuple[Deploy, ...]:
+    return tuple(d for d in snapshot.deploys.get(ref, ()) if since < d.deployed_at <= now)
+
+
+def _dependencies_of(snapshot: Snapshot, ref: str) -> Iterable[tuple[str, EdgeFacts]]:
+    return ((e.dst, e) for e in snapshot.out_edges.get(ref, ()) if propagates(e.rel))
+
+
+def suspects(
+    snapshot: Snapshot, entity: str, *, now: datetime, window: timedelta = timedelta(hours=6), max_depth: int = 2
+) -> Suspects:
+    """Forward walk to `max_depth`; each dependency with owners and its deploys in (now-window, now]."""
+    since = now - window
+    walk = layered_walk(entity, lambda r: _dependencies_of(snapshot, r), cost=lambda e: (-e.rank,), max_depth=max_depth)
+    dependencies = []
+    for ref, hop in sorted(walk.items(), key=lambda kv: (kv[1].hops, kv[0])):
+        if ref == entity:
+            continue
+        path, edges = path_to(walk, ref)
+        found = tuple(SuspectDeploy(d, reason_for(hop.hops)) for d in deploys_in_window(snapshot, ref, since, now))
+        dependencies.append(Dependency(ref, hop.hops, path, edges, snapshot.owners(ref), found))
+    own = tuple(SuspectDeploy(d, ITSELF) for d in deploys_in_window(snapshot, entity, since, now))
+    return Suspects(entity, now, since, max_depth, tuple(dependencies), own)
