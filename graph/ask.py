@@ -14,7 +14,7 @@ from graph.names import AliasIndex, canonical_words, resolve
 from graph.paths import find_path
 from graph.refs import short_name
 from graph.snapshot import EdgeFacts, Snapshot
-from graph.suspects import suspects
+from graph.suspects import Dependency, suspects
 
 T = TypeVar("T")
 
@@ -212,11 +212,11 @@ def _answer_ownership(snapshot: Snapshot, ref: str, question: str) -> tuple[tupl
     targets = [ref]
     via: list[EdgeFacts] = []
     if _DEPENDENCY_WORDS.search(lowered):
-        deps = suspects(snapshot, ref, now=snapshot.built_at, max_depth=1).dependencies
-        deps = _narrowed(deps, lambda d: d.edges[-1].rel, [rel for verb, rel in _VERB_RELATIONS if verb in lowered])
-        deps = _narrowed(
-            deps, lambda d: d.entity.split(":")[0], [kind for word, kind in _KIND_WORDS if word in lowered]
-        )
+        deps: Sequence[Dependency] = suspects(snapshot, ref, now=snapshot.built_at, max_depth=1).dependencies
+        relations = [rel for verb, rel in _VERB_RELATIONS if verb in lowered]
+        kinds = [kind for word, kind in _KIND_WORDS if word in lowered]
+        deps = _narrowed(deps, lambda d: d.edges[-1].rel, relations)
+        deps = _narrowed(deps, lambda d: d.entity.split(":")[0], kinds)
         targets = [d.entity for d in deps]
         via = [e for d in deps for e in d.edges]
     sentences, edges = [], list(via)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -28,6 +28,9 @@ class Impact:
     owners: tuple[str, ...]
 
 
+_Path = tuple[tuple[str, ...], tuple[EdgeFacts, ...]]
+
+
 @dataclass(frozen=True, slots=True)
 class SystemImpact:
     entity: str
@@ -44,6 +47,7 @@ class BlastRadius:
     max_depth: int | None
     _hard: IntArray
     _all: IntArray
+    _parents: dict[bool, tuple[int, IntArray]] = field(default_factory=dict, init=False, repr=False)
 
     @cached_property
     def breaks(self) -> tuple[str, ...]:
@@ -60,9 +64,19 @@ class BlastRadius:
     @cached_property
     def impacted(self) -> tuple[Impact, ...]:
         """Every impacted entity, nearest first, each with one shortest, most corroborated path."""
-        found = self._impacts(self._hard, hard_only=True, label=BREAKS)
-        found += self._impacts(np.where(self._hard == UNREACHED, self._all, UNREACHED), hard_only=False, label=DEGRADES)
-        return tuple(sorted(found, key=lambda i: (i.hops, i.impact != BREAKS, i.entity)))
+        return self.nearest(self.impacted_count)
+
+    def nearest(self, limit: int) -> tuple[Impact, ...]:
+        """The first `limit` entries of `impacted`, building only their paths (what a reply shows first)."""
+        positions, hops, degraded = self._ranked(limit)
+        refs = self.snapshot.walk_index.refs
+        memo: dict[tuple[bool, int], _Path] = {}
+        impacts = []
+        for position, hop, soft in zip(positions.tolist(), hops.tolist(), degraded.tolist(), strict=True):
+            path, edges = self._path(position, hop, not soft, memo)
+            ref = refs[position]
+            impacts.append(Impact(ref, hop, DEGRADES if soft else BREAKS, path, edges, self.snapshot.owners(ref)))
+        return tuple(impacts)
 
     @cached_property
     def survives(self) -> tuple[str, ...]:
@@ -95,25 +109,48 @@ class BlastRadius:
         refs = self.snapshot.walk_index.refs
         return tuple(refs[i] for i in np.flatnonzero(mask))
 
-    def _impacts(self, dist: IntArray, *, hard_only: bool, label: str) -> list[Impact]:
-        index = self.snapshot.walk_index
-        reached = np.flatnonzero(dist > 0)
-        if not reached.size:
-            return []
-        # Parents come from the full walk of the same kind, so a degraded entity's path may
-        # pass through entities that break.
-        walk = self._hard if hard_only else self._all
-        parent = best_parents(index, walk, hard_only=hard_only)
-        impacts = []
-        for i in reached:
-            chain = [int(i)]
-            while chain[-1] != index.position[self.failed]:
-                chain.append(int(parent[chain[-1]]))
-            path = tuple(index.refs[n] for n in reversed(chain))
-            edges = tuple(_best_edge(self.snapshot, path[k + 1], path[k], hard_only) for k in range(len(path) - 1))
-            ref = index.refs[i]
-            impacts.append(Impact(ref, int(dist[i]), label, path, edges, self.snapshot.owners(ref)))
-        return impacts
+    def _ranked(self, limit: int) -> tuple[IntArray, IntArray, IntArray]:
+        """(positions, hops, 1 where degraded) of the first `limit` impacted entities, in display order."""
+        breaks = np.flatnonzero(self._hard > 0)
+        degrades = np.flatnonzero((self._all > 0) & (self._hard == UNREACHED))
+        positions = np.concatenate((breaks, degrades))
+        hops = np.concatenate((self._hard[breaks], self._all[degrades]))
+        # Nearest first, breaks before degrades; a stable sort keeps position order, which is ref order.
+        key = hops * 2 + (np.arange(positions.size) >= breaks.size)
+        if 0 < limit < key.size:
+            keep = key <= np.partition(key, limit - 1)[limit - 1]
+            positions, hops, key = positions[keep], hops[keep], key[keep]
+        order = np.argsort(key, kind="stable")[: max(limit, 0)]
+        return positions[order], hops[order], key[order] % 2
+
+    def _path(self, position: int, hops: int, hard_only: bool, memo: dict[tuple[bool, int], _Path]) -> _Path:
+        """Refs from the failed entity to `position`, and the edge of each hop.
+
+        Parents come from the full walk of the same kind, so a degraded entity's path may pass
+        through entities that break. Paths share prefixes, so each extends its parent's.
+        """
+        parent = self._parents_up_to(hops, hard_only=hard_only)
+        chain, node = [], position
+        while hops > 0 and (hard_only, node) not in memo:
+            chain.append(node)
+            node, hops = int(parent[node]), hops - 1
+        refs = self.snapshot.walk_index.refs
+        path, edges = memo.get((hard_only, node), ((refs[node],), ()))
+        for child in reversed(chain):
+            edge = _best_edge(self.snapshot, refs[child], path[-1], hard_only)
+            path, edges = memo[(hard_only, child)] = (*path, refs[child]), (*edges, edge)
+        return path, edges
+
+    def _parents_up_to(self, hops: int, *, hard_only: bool) -> IntArray:
+        done, parent = self._parents.get(hard_only, (0, None))
+        if parent is None or done < hops:
+            walk = self._hard if hard_only else self._all
+            # Parents of the nearest levels only, until farther paths are asked for: a reply that
+            # shows the first 20 paths need not rank every edge of a 100k-entity graph.
+            done = max(hops, 2 * done)
+            parent = best_parents(self.snapshot.walk_index, walk, hard_only=hard_only, up_to=done)
+            self._parents[hard_only] = (done, parent)
+        return parent
 
 
 def _best_edge(snapshot: Snapshot, dependent: str, dependency: str, hard_only: bool) -> EdgeFacts:
@@ -132,6 +169,7 @@ def blast_radius(snapshot: Snapshot, failed: str, *, max_depth: int | None = Non
     """
     index = snapshot.walk_index
     start = index.position[failed]
-    hard = reverse_levels(index, start, hard_only=True, max_depth=max_depth)
     everything = reverse_levels(index, start, hard_only=False, max_depth=max_depth)
+    # Without soft pairs the hard-only walk is the same walk: skip it (half of a query's time).
+    hard = reverse_levels(index, start, hard_only=True, max_depth=max_depth) if index.any_soft else everything
     return BlastRadius(snapshot, failed, max_depth, hard, everything)

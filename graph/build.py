@@ -45,13 +45,12 @@ def build_snapshot(
         work.problems.extend(batch.problems)
         _add_entities(work, batch.entities)
     claims = [claim for batch in batches for claim in batch.aliases]
-    index = AliasIndex(_entity_names(work.entities, claims))
     name_targets = _name_targets(claims)
-    namer = _Namer(work, index, name_targets)
+    namer = _Namer(work, claims, name_targets)
 
     pending = [p for batch in batches for a in batch.assertions if (p := _resolve_assertion(work, namer, a))]
     namer.create_placeholders()
-    resolved = [replace(a, src=namer.final(src), dst=namer.final(dst)) for a, src, dst in pending]
+    resolved = [namer.final(p) for p in pending]
     live = [a for a in resolved if not a.held]
     held = tuple(a for a in resolved if a.held)
     for a in live:
@@ -117,8 +116,9 @@ def _name_targets(claims: Iterable[AliasClaim]) -> dict[str, str]:
 class _Namer:
     """Turns free-text names into refs: catalog entities first, else one placeholder per loose key."""
 
-    def __init__(self, work: _Work, index: AliasIndex, name_targets: Mapping[str, str]) -> None:
-        self._work, self._index, self._targets = work, index, name_targets
+    def __init__(self, work: _Work, claims: list[AliasClaim], name_targets: Mapping[str, str]) -> None:
+        self._work, self._claims, self._targets = work, claims, name_targets
+        self._index: AliasIndex | None = None
         self._spellings: dict[str, Counter[str]] = defaultdict(Counter)
         self._kinds: dict[str, str] = {}
         self._citations: dict[str, Citation] = {}
@@ -127,7 +127,7 @@ class _Namer:
         for candidate in (name, self._targets.get(loose(name), "")):
             if not candidate:
                 continue
-            resolution = resolve(self._index, candidate)
+            resolution = resolve(self._alias_index(), candidate)
             if resolution.entity:
                 return resolution.entity
             if resolution.ambiguous:
@@ -148,6 +148,14 @@ class _Namer:
         self._citations.setdefault(key, citation)
         return f"?{key}"
 
+    def _alias_index(self) -> AliasIndex:
+        # Built on the first by-name assertion: a catalog-only build never needs it, and building an
+        # alias index is the costliest step of a build (bench: about 4 s of a 100k-entity build).
+        # Entities do not change before placeholders are created, so the index is the same.
+        if self._index is None:
+            self._index = AliasIndex(_entity_names(self._work.entities, self._claims))
+        return self._index
+
     def create_placeholders(self) -> None:
         self._final: dict[str, str] = {}
         for key, spellings in self._spellings.items():
@@ -159,25 +167,32 @@ class _Namer:
                     ref, self._kinds[key], slug(best), self._citations[key], title=best, placeholder=True
                 )
 
-    def final(self, pending: str) -> str:
+    def final(self, pending: Assertion | tuple[Assertion, str, str]) -> Assertion:
+        """The assertion with its by-name endpoints replaced by their refs."""
+        if isinstance(pending, Assertion):
+            return pending
+        a, src, dst = pending
+        return replace(a, src=self._ref(src), dst=self._ref(dst))
+
+    def _ref(self, pending: str) -> str:
         return self._final[pending] if pending.startswith("?") else pending
 
     def spellings(self) -> list[tuple[str, str]]:
         return [(s, self._final[f"?{key}"]) for key, counts in self._spellings.items() for s in counts]
 
 
-def _resolve_assertion(work: _Work, namer: _Namer, a: Assertion) -> tuple[Assertion, str, str] | None:
-    """(assertion, src, dst); by-name endpoints stay pending ("?key") until placeholders exist."""
+def _resolve_assertion(work: _Work, namer: _Namer, a: Assertion) -> Assertion | tuple[Assertion, str, str] | None:
+    """The assertion with full refs, or (assertion, src, dst) whose by-name endpoints stay pending
+    ("?key") until placeholders exist; None when it cannot be resolved.
+
+    Assertions that need nothing are returned as they are: copying a million of them took 10 s.
+    """
     if a.by_name:
         src = namer.ref_for(a.src, default_kind="component", citation=a.citation)
         dst_kind = "group" if a.rel == OWNED_BY else "component"
         dst = namer.ref_for(a.dst, default_kind=dst_kind, citation=a.citation)
         return None if src is None or dst is None else (a, src, dst)
-    if a.kindless:
-        a = _resolve_kindless(work, a)  # type: ignore[assignment]
-        if a is None:
-            return None
-    return a, a.src, a.dst
+    return _resolve_kindless(work, a) if a.kindless else a
 
 
 def _resolve_kindless(work: _Work, a: Assertion) -> Assertion | None:
@@ -249,29 +264,42 @@ def _soft_target(entities: Mapping[str, Entity], index: AliasIndex, text: str, n
 def _merge_edges(
     assertions: Iterable[Assertion], soft_pairs: set[tuple[str, str]]
 ) -> tuple[dict[str, tuple[EdgeFacts, ...]], dict[str, tuple[EdgeFacts, ...]], int]:
-    grouped: dict[tuple[str, str, str], list[Assertion]] = defaultdict(list)
+    # Most edges are asserted once: keep the first assertion per edge and a list only for the
+    # rest (a list per edge cost 90 MB at a million edges).
+    first: dict[tuple[str, str, str], Assertion] = {}
+    more: dict[tuple[str, str, str], list[Assertion]] = defaultdict(list)
     for a in assertions:
-        if a.src != a.dst:
-            grouped[(a.src, a.rel, a.dst)].append(a)
+        if a.src != a.dst and first.setdefault(key := (a.src, a.rel, a.dst), a) is not a:
+            more[key].append(a)
     out_lists: dict[str, list[EdgeFacts]] = defaultdict(list)
     in_lists: dict[str, list[EdgeFacts]] = defaultdict(list)
-    for (src, rel, dst), group in grouped.items():
-        citations = tuple(dict.fromkeys(a.citation for a in group))
-        facts = EdgeFacts(
-            src,
-            rel,
-            dst,
-            citations=citations,
-            weight=len({c.unit for c in citations}),
-            extracted=all(c.extracted for c in citations),
-            soft=propagates(rel) and (src, dst) in soft_pairs,
-            via=tuple(sorted({a.via for a in group if a.via})),
-        )
-        out_lists[src].append(facts)
-        in_lists[dst].append(facts)
+    for key, a in first.items():
+        facts = _edge_facts(key, [a, *more[key]] if key in more else [a], soft_pairs)
+        out_lists[facts.src].append(facts)
+        in_lists[facts.dst].append(facts)
     out_edges = {k: tuple(sorted(v, key=lambda e: (e.rel, e.dst))) for k, v in out_lists.items()}
     in_edges = {k: tuple(sorted(v, key=lambda e: (e.rel, e.src))) for k, v in in_lists.items()}
-    return out_edges, in_edges, len(grouped)
+    return out_edges, in_edges, len(first)
+
+
+def _edge_facts(key: tuple[str, str, str], group: list[Assertion], soft_pairs: set[tuple[str, str]]) -> EdgeFacts:
+    src, rel, dst = key
+    soft = propagates(rel) and (src, dst) in soft_pairs
+    if len(group) == 1:
+        # The common case, without the sets below (hashing a Citation runs Python code: 2 s per million).
+        a = group[0]
+        return EdgeFacts(src, rel, dst, (a.citation,), 1, a.citation.extracted, soft, (a.via,) if a.via else ())
+    citations = tuple(dict.fromkeys(a.citation for a in group))
+    return EdgeFacts(
+        src,
+        rel,
+        dst,
+        citations=citations,
+        weight=len({c.unit for c in citations}),
+        extracted=all(c.extracted for c in citations),
+        soft=soft,
+        via=tuple(sorted({a.via for a in group if a.via})),
+    )
 
 
 def _attach_deploys(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from graph.facts import Assertion, Citation, Deploy, Entity, Problem, SourceMark
@@ -108,6 +109,14 @@ class Snapshot:
         """The oldest successful source: an answer is only as fresh as its stalest input."""
         dated = [m for m in self.marks.values() if m.last_success is not None]
         return min(dated, key=lambda m: m.last_success or self.built_at, default=None)
+
+    def with_marks(self, marks: Mapping[str, SourceMark]) -> Snapshot:
+        """The same graph with fresher source marks; compiled indexes carry over."""
+        fresh = replace(self, marks=MappingProxyType(dict(marks)))
+        for cached in ("walk_index", "graph"):
+            if cached in self.__dict__:
+                fresh.__dict__[cached] = self.__dict__[cached]
+        return fresh
 
     @cached_property
     def walk_index(self) -> WalkIndex:

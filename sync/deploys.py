@@ -52,18 +52,24 @@ def parse_deploys(source: str, name: str, text: str) -> SourceFacts:
             message = f"duplicate deploy id {deploy.id!r} (also at {earlier.citation.locator}); the last is kept"
             problems.append(Problem(locator, message, field="id"))
         kept[deploy.id] = deploy
-    return SourceFacts(source, deploys=tuple(kept.values()), problems=tuple(problems))
+    return SourceFacts(source, deploys=tuple(kept.values()), problems=tuple(sorted(problems, key=_position)))
 
 
 def parse_timestamp(text: str) -> tuple[datetime, bool]:
     """(UTC-aware datetime, True if the text had no offset and UTC was assumed); raises ValueError."""
-    if not re.search(r"\d[Tt ]\d", text):
+    text = text.strip().upper()  # RFC 3339 allows a lower-case t and z
+    if not re.search(r"\d[T ]\d", text):
         raise ValueError("has no time of day")
     # Python 3.11 reads Z, +00:00, +0000 and any number of fractional digits itself.
-    parsed = datetime.fromisoformat(text.strip())
+    parsed = datetime.fromisoformat(text)
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=UTC), True
     return parsed.astimezone(UTC), False
+
+
+def _position(problem: Problem) -> int:
+    found = re.search(r"[:#](\d+)$", problem.where)
+    return int(found[1]) if found else 0
 
 
 def _records(name: str, text: str) -> tuple[list[Record], list[Problem]]:
@@ -118,8 +124,7 @@ def _reason(exc: Exception) -> str:
 
 def _parse_event(source: str, where: str, event: object, problems: list[Problem]) -> Deploy | None:
     if not isinstance(event, dict):
-        kind = type(event).__name__
-        problems.append(Problem(where, f"expected a JSON object, got {kind}", severity="error"))
+        problems.append(Problem(where, f"expected a JSON object, got {_json_kind(event)}", severity="error"))
         return None
     if "deployment_status" in event:
         fields = _github(where, event, problems)
@@ -143,12 +148,9 @@ def _github(where: str, event: Mapping[str, object], problems: list[Problem]) ->
     if state.lower() != "success":
         return None  # queued, in_progress, failure, error, inactive: not a finished deploy
     path, raw_id = _first(event, "deployment.id", "deployment_status.id")
-    service_in_payload = _deployment_payload(event).get("service")
     return {
         "id": (path, f"gh-{raw_id}" if _scalar_text(raw_id) else raw_id),
-        "service": ("deployment.payload.service", service_in_payload)
-        if _scalar_text(service_in_payload)
-        else ("repository.name", _dig(event, "repository.name")),
+        "service": _github_service(event),
         "deployed_at": _first(event, "deployment_status.created_at", "deployment_status.updated_at"),
         "version": _first(event, "deployment.ref", "deployment.sha"),
         "environment": _first(event, "deployment_status.environment", "deployment.environment"),
@@ -163,15 +165,19 @@ def _github(where: str, event: Mapping[str, object], problems: list[Problem]) ->
     }
 
 
-def _deployment_payload(event: Mapping[str, object]) -> Mapping[str, object]:
-    # GitHub stores `payload` as given: an object, or a JSON string when created from one.
+def _github_service(event: Mapping[str, object]) -> Field:
+    # A monorepo names the deployed service in the deployment payload; otherwise the repository is it.
+    # GitHub keeps `payload` as given: an object, or a JSON string when created from one.
     payload = _dig(event, "deployment.payload")
     if isinstance(payload, str):
         try:
             payload = json.loads(payload)
         except (ValueError, RecursionError):
-            return {}
-    return payload if isinstance(payload, dict) else {}
+            payload = None
+    service = payload.get("service") if isinstance(payload, dict) else None
+    if _scalar_text(service):
+        return "deployment.payload.service", service
+    return "repository.name", _dig(event, "repository.name")
 
 
 def _pagerduty(where: str, event: Mapping[str, object], problems: list[Problem]) -> dict[str, Field] | None:
@@ -225,7 +231,7 @@ def _assemble(source: str, where: str, fields: dict[str, Field], problems: list[
         text = _scalar_text(raw)
         if text is None and raw is not None and raw != "":
             severity = "error" if key in _REQUIRED else "warning"
-            message = f"expected a string, got {type(raw).__name__}"
+            message = f"expected a string, got {_json_kind(raw)}"
             problems.append(Problem(where, message, field=path, severity=severity))
         elif text is None and key in _REQUIRED:
             problems.append(Problem(where, "missing or empty", field=path, severity="error"))
@@ -243,8 +249,8 @@ def _assemble(source: str, where: str, fields: dict[str, Field], problems: list[
 def _timestamp(where: str, path: str, text: str, problems: list[Problem]) -> datetime | None:
     try:
         parsed, assumed_utc = parse_timestamp(text)
-    except (ValueError, OverflowError) as exc:
-        message = f"{text[:80]!r} is not an ISO 8601 timestamp ({exc})"
+    except (ValueError, OverflowError):
+        message = f"{text[:80]!r} is not an ISO 8601 date and time such as 2026-11-29T14:05:00Z"
         problems.append(Problem(where, message, field=path, severity="error"))
         return None
     if assumed_utc:
@@ -278,3 +284,8 @@ def _dig(value: object, path: str) -> object:
         else:
             return None
     return value
+
+
+def _json_kind(value: object) -> str:
+    names = {dict: "an object", list: "an array", bool: "a boolean", float: "a number", int: "a number"}
+    return names.get(type(value), "a string" if isinstance(value, str) else "null")

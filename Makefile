@@ -1,0 +1,43 @@
+# Quick start: `make demo` (runs the bundled example), `make test` (the full check CI runs).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+ACME := examples/acme
+ACME_SOURCES := --catalog $(ACME)/catalog --deploys $(ACME)/deploys.jsonl --docs $(ACME)/runbooks \
+	--triples $(ACME)/triples.json --aliases $(ACME)/aliases.yaml
+
+.PHONY: install demo test lint typecheck imports unit bench clean
+
+$(BIN)/oncall-graph: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(BIN)/oncall-graph
+
+demo: install
+	$(BIN)/oncall-graph $(ACME_SOURCES) blast-radius redis
+	@echo
+	$(BIN)/oncall-graph $(ACME_SOURCES) --now 2026-11-29T15:00:00Z suspects payments --since 6h
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy
+
+imports: install
+	$(BIN)/lint-imports
+
+unit: install
+	$(BIN)/pytest
+
+test: lint typecheck imports unit
+
+bench: install
+	$(BIN)/python -m bench.run
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench/out

@@ -1,0 +1,144 @@
+"""One sync: gather every source, decide per source, apply, rebuild, swap. The imperative shell.
+
+Per source: unchanged since its last success -> not parsed; failed -> last good facts kept and the
+error recorded; would drop more than `max_drop` of its entities -> held for an admin; else its facts
+are replaced in one transaction. Then the snapshot is rebuilt from all stored facts and swapped in.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from graph.build import build_snapshot
+from graph.facts import SourceFacts
+from graph.snapshot import Snapshot, SnapshotRef
+from sync.sources import SourceSpec, read_changed
+from sync.store import Store, SyncRun, source_marks
+
+log = logging.getLogger(__name__)
+Clock = Callable[[], datetime]
+
+APPLIED, UNCHANGED, FAILED, HELD = "applied", "unchanged", "failed", "held"
+DEFAULT_MAX_DROP = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class SourceOutcome:
+    name: str
+    outcome: str
+    error: str = ""
+    items: int = 0
+    added: int = 0
+    retired: int = 0
+    problems: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    outcomes: tuple[SourceOutcome, ...]
+    version: int
+    snapshot: Snapshot | None
+
+    @property
+    def changed(self) -> bool:
+        return any(o.outcome == APPLIED for o in self.outcomes)
+
+
+def sync_once(
+    specs: Sequence[SourceSpec],
+    store: Store,
+    ref: SnapshotRef,
+    clock: Clock,
+    *,
+    max_drop: float = DEFAULT_MAX_DROP,
+    timeout: float = 10.0,
+    replica: str = "",
+) -> SyncReport:
+    """Read every source into the store, then rebuild and swap the snapshot when anything moved."""
+    states = store.source_states()
+    outcomes = []
+    for spec in specs:
+        store.ensure_source(spec.name, spec.kind, spec.location)
+        state = states.get(spec.name)
+        started = clock()
+        outcome = _sync_source(spec, store, state.content_version if state else "", clock, max_drop, timeout)
+        store.record_run(
+            SyncRun(
+                spec.name,
+                started,
+                clock(),
+                outcome.outcome,
+                outcome.items,
+                outcome.added,
+                outcome.retired,
+                error=outcome.error,
+                replica=replica,
+            )  # fmt: skip
+        )
+        outcomes.append(outcome)
+    changed = any(o.outcome == APPLIED for o in outcomes)
+    version = store.bump_version(at=clock()) if changed else store.graph_version()
+    names = [s.name for s in specs]
+    current = ref.current()
+    if changed or current is None:
+        snapshot = rebuild(store, ref, clock, names)
+    else:
+        # Nothing new to walk: only the freshness marks moved, so keep the built graph.
+        states = store.source_states()
+        snapshot = current.with_marks(source_marks(states[n] for n in names if n in states))
+        ref.swap(snapshot)
+    return SyncReport(tuple(outcomes), version, snapshot)
+
+
+def _sync_source(
+    spec: SourceSpec, store: Store, previous: str, clock: Clock, max_drop: float, timeout: float
+) -> SourceOutcome:
+    try:
+        read = read_changed(spec, previous, timeout=timeout)
+    except Exception as exc:  # noqa: BLE001 - a broken source must never stop the others
+        error = f"{type(exc).__name__}: {exc}"
+        log.warning("source %s failed; keeping its last good facts: %s", spec.name, error)
+        store.record_failure(spec.name, at=clock(), error=error)
+        return SourceOutcome(spec.name, FAILED, error=error)
+    if read is None:
+        store.record_unchanged(spec.name, at=clock())
+        return SourceOutcome(spec.name, UNCHANGED)
+    facts, version = read
+    before = store.live_entity_count(spec.name)
+    if _drops_too_much(before, len(facts.entities), max_drop):
+        reason = f"would drop {before - len(facts.entities)} of {before} entities (limit {max_drop:.0%})"
+        log.warning("source %s held for review: %s", spec.name, reason)
+        store.hold(spec.name, facts, at=clock(), version=version, reason=reason)
+        return SourceOutcome(spec.name, HELD, error=reason, items=len(facts.entities))
+    applied = store.apply(spec.name, facts, at=clock(), version=version)
+    return SourceOutcome(spec.name, APPLIED, "", applied.items, applied.added, applied.retired, len(facts.problems))
+
+
+def _drops_too_much(before: int, after: int, max_drop: float) -> bool:
+    return before > 0 and (before - after) / before > max_drop
+
+
+def load_snapshot(
+    store: Store, clock: Clock, names: Sequence[str] | None = None, *, as_of: datetime | None = None
+) -> Snapshot | None:
+    """The snapshot from stored facts (only `names` when given); None when the store holds none."""
+    batches: list[SourceFacts] = store.load_facts(as_of=as_of)
+    if names:
+        wanted = set(names)
+        batches = [b for b in batches if b.source in wanted]
+    if not batches:
+        return None
+    states = store.source_states()
+    marks = source_marks(s for s in states.values() if not names or s.name in names)
+    return build_snapshot(batches, built_at=as_of or clock(), marks=marks)
+
+
+def rebuild(store: Store, ref: SnapshotRef, clock: Clock, names: Sequence[str] | None = None) -> Snapshot | None:
+    """Rebuild from the store and swap it in with one assignment; a reader never sees half a graph."""
+    snapshot = load_snapshot(store, clock, names)
+    if snapshot is not None:
+        ref.swap(snapshot)
+    return snapshot

@@ -1,0 +1,127 @@
+"""Keeping a replica's graph fresh: the sync job (leader only), following the graph version
+(everyone), lag alerts (once per transition, across replicas), and the APScheduler wiring.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, timedelta
+
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from graph.snapshot import Snapshot, SnapshotRef
+from sync.lag import LagNotifier, LagTransition, measure_lag
+from sync.leader import Leadership
+from sync.refresh import DEFAULT_MAX_DROP, Clock, SyncReport, load_snapshot, sync_once
+from sync.sources import SourceSpec
+from sync.store import Store, source_marks
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncSettings:
+    interval: float = 300.0
+    poll_interval: float = 10.0
+    max_drop: float = DEFAULT_MAX_DROP
+    timeout: float = 10.0
+    stale_after: Mapping[str, float] = field(default_factory=dict)  # per-source threshold override, seconds
+    replica: str = ""
+
+
+class SyncService:
+    """One per process. `tick` syncs when this replica leads; `follow` picks up other replicas' syncs."""
+
+    def __init__(
+        self,
+        specs: Sequence[SourceSpec],
+        store: Store,
+        ref: SnapshotRef,
+        clock: Clock,
+        leadership: Leadership,
+        notifier: LagNotifier,
+        settings: SyncSettings,
+    ) -> None:
+        self.specs, self.store, self.ref, self.clock = tuple(specs), store, ref, clock
+        self.leadership, self.notifier, self.settings = leadership, notifier, settings
+        self._seen_version = -1
+        self._lock = threading.Lock()  # a sync and a follow never rebuild at the same time
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.specs]
+
+    def load(self) -> Snapshot | None:
+        """At start, before any sync: serve the last stored graph at once."""
+        with self._lock:
+            self._seen_version = self.store.graph_version()
+            snapshot = load_snapshot(self.store, self.clock, self.names or None)
+            if snapshot is not None:
+                self.ref.swap(snapshot)
+            return snapshot
+
+    def tick(self) -> SyncReport | None:
+        if not self.leadership.try_lead():
+            self.follow()
+            return None
+        with self._lock:
+            s = self.settings
+            report = sync_once(
+                self.specs, self.store, self.ref, self.clock, max_drop=s.max_drop, timeout=s.timeout, replica=s.replica
+            )
+            self._seen_version = report.version
+        self.check_lag()
+        return report
+
+    def follow(self) -> None:
+        """Rebuild when another replica moved the graph version; else just refresh freshness marks."""
+        with self._lock:
+            version = self.store.graph_version()
+            current = self.ref.current()
+            if version != self._seen_version or current is None:
+                snapshot = load_snapshot(self.store, self.clock, self.names or None)
+                if snapshot is not None:
+                    self.ref.swap(snapshot)
+                    log.info("graph version %s loaded", version)
+                self._seen_version = version
+                return
+            states = self.store.source_states()
+            self.ref.swap(current.with_marks(source_marks(v for k, v in states.items() if k in set(self.names))))
+
+    def check_lag(self) -> list[LagTransition]:
+        """Alert once when a source goes stale and once when it recovers, whichever replica sees it."""
+        now = self.clock()
+        states = self.store.source_states()
+        wanted = [states[n] for n in self.names if n in states]
+        report = measure_lag(wanted, now, interval=self.settings.interval, overrides=self.settings.stale_after)
+        sent = []
+        for lag in report.sources:
+            if lag.stale != states[lag.name].stale and self.store.flip_stale(lag.name, lag.stale, at=now):
+                transition = LagTransition(lag.name, lag.stale, now, lag)
+                self.notifier.notify(transition)
+                sent.append(transition)
+        return sent
+
+    def stop(self) -> None:
+        self.leadership.release()
+
+
+def start_scheduler(service: SyncService) -> BackgroundScheduler:
+    """Sync every interval (jittered, never overlapping, missed runs coalesced) and follow the version."""
+    s = service.settings
+    scheduler = BackgroundScheduler(timezone=UTC)
+    first = service.clock() + timedelta(seconds=random.uniform(0, min(5.0, s.interval / 10)))
+    scheduler.add_job(
+        service.tick, "interval", seconds=s.interval, jitter=max(1, int(s.interval / 10)), id="graph-sync",
+        max_instances=1, coalesce=True, misfire_grace_time=int(s.interval), next_run_time=first,
+    )  # fmt: skip
+    scheduler.add_job(
+        service.follow, "interval", seconds=s.poll_interval, id="graph-follow", max_instances=1, coalesce=True,
+        misfire_grace_time=int(s.poll_interval),
+    )  # fmt: skip
+    scheduler.start()
+    return scheduler

@@ -1,0 +1,126 @@
+"""The database tables (SQLAlchemy Core). Alembic migrations in `sync/migrations` create them."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# One row per configured source, with its freshness and any change held for review.
+sources = Table(
+    "sources",
+    metadata,
+    Column("name", String(500), primary_key=True),
+    Column("kind", String(40), nullable=False),
+    Column("location", Text, nullable=False),
+    Column("content_version", String(200), nullable=False, default=""),
+    Column("last_success", DateTime(timezone=True)),
+    Column("last_attempt", DateTime(timezone=True)),
+    Column("last_error", Text, nullable=False, default=""),
+    Column("held_version", String(200), nullable=False, default=""),
+    Column("held_reason", Text, nullable=False, default=""),
+    Column("stale", Boolean, nullable=False, default=False),
+    Column("stale_changed_at", DateTime(timezone=True)),
+)
+
+# Every fact a source ever asserted; live while valid_to is NULL. History answers --as-of.
+facts = Table(
+    "facts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("source", String(500), ForeignKey("sources.name", ondelete="CASCADE"), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("fact_key", String(32), nullable=False),
+    Column("payload", Text, nullable=False),
+    Column("valid_from", DateTime(timezone=True), nullable=False),
+    Column("valid_to", DateTime(timezone=True)),
+    Index("ix_facts_live", "source", "valid_to"),
+    Index("ix_facts_window", "valid_from", "valid_to"),
+)
+
+# A held change waits here until an admin accepts it (`oncall-graph sync --accept SOURCE`).
+held_facts = Table(
+    "held_facts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("source", String(500), ForeignKey("sources.name", ondelete="CASCADE"), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("fact_key", String(32), nullable=False),
+    Column("payload", Text, nullable=False),
+    Index("ix_held_facts_source", "source"),
+)
+
+sync_runs = Table(
+    "sync_runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("source", String(500), nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True), nullable=False),
+    Column("outcome", String(20), nullable=False),  # applied | unchanged | failed | held
+    Column("items", Integer, nullable=False, default=0),
+    Column("added", Integer, nullable=False, default=0),
+    Column("retired", Integer, nullable=False, default=0),
+    Column("content_version", String(200), nullable=False, default=""),
+    Column("error", Text, nullable=False, default=""),
+    Column("replica", String(200), nullable=False, default=""),
+    Index("ix_sync_runs_source_started", "source", "started_at"),
+)
+
+# The graph version: replicas rebuild their snapshot when it moves.
+graph_state = Table(
+    "graph_state",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("version", Integer, nullable=False),
+    Column("changed_at", DateTime(timezone=True), nullable=False),
+)
+
+# Slack events and alert messages already answered: the unique key makes replies exactly-once.
+handled_events = Table(
+    "handled_events",
+    metadata,
+    Column("event_key", String(300), primary_key=True),
+    Column("handled_at", DateTime(timezone=True), nullable=False),
+    Column("replica", String(200), nullable=False, default=""),
+)
+
+# Lag alerts sent: one row per (source, transition), so one replica alone sends each.
+lag_alerts = Table(
+    "lag_alerts",
+    metadata,
+    Column("alert_key", String(600), primary_key=True),
+    Column("source", String(500), nullable=False),
+    Column("state", String(20), nullable=False),  # stale | recovered
+    Column("sent_at", DateTime(timezone=True), nullable=False),
+)
+
+# Who approved or rejected what (held edges, held source changes).
+review_audit = Table(
+    "review_audit",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("subject", Text, nullable=False),
+    Column("action", String(40), nullable=False),
+    Column("actor", String(200), nullable=False),
+    Column("note", Text, nullable=False, default=""),
+    Column("at", DateTime(timezone=True), nullable=False),
+)

@@ -1,0 +1,267 @@
+"""Multi-document YAML files turned into numbered Python documents, with problems instead of exceptions.
+
+A broken document costs only itself: when a file does not parse as a whole it is split on its
+`---` document markers and each part is parsed alone, so the other documents are kept.
+Big loads (many megabytes, e.g. a cold load of a 100k-entity catalog) use two worker processes,
+which parse with rapidyaml when it is installed.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import multiprocessing
+import os
+import re
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from graph.facts import Problem
+
+try:
+    import ryml
+except ImportError:  # the `fast` extra is optional
+    ryml = None
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+PARALLEL_MIN_BYTES = 4 * 1024 * 1024
+WORKERS = 2
+
+# `---` at column 0 starts a document; YAML forbids it inside scalars and flow collections there.
+_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+_PREAMBLE_LINE = re.compile(r"[ \t]*(#.*)?|%.*")
+
+
+@dataclass(frozen=True, slots=True)
+class YamlDocuments:
+    """The non-empty documents of one file as (1-based index, document), and what was wrong with it."""
+
+    name: str
+    documents: tuple[tuple[int, object], ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+
+def load_yaml(data: bytes | str, name: str, *, fast: bool = False) -> YamlDocuments:
+    """Parse every document of `data`; never raises on bad content.
+
+    `fast=True` tries rapidyaml first and falls back to PyYAML whenever the result could differ.
+    """
+    text = data if isinstance(data, str) else _decode(data, name)
+    if isinstance(text, Problem):
+        return YamlDocuments(name, problems=(text,))
+    if fast and isinstance(data, bytes):
+        documents = _load_with_ryml(data.removeprefix(codecs.BOM_UTF8), text)
+        if documents is not None:
+            return YamlDocuments(name, _numbered(documents))
+    try:
+        return YamlDocuments(name, _numbered(list(yaml.load_all(text, Loader=_LOADER))))
+    except Exception:  # noqa: BLE001 - any parser failure is retried document by document
+        return _load_by_parts(text, name)
+
+
+def load_yaml_file(path: Path, name: str, *, fast: bool = False) -> YamlDocuments:
+    """Read and parse one file; an unreadable file becomes a problem."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return YamlDocuments(name, problems=(Problem(name, f"cannot read file: {exc.strerror}", "", "error"),))
+    return load_yaml(data, name, fast=fast)
+
+
+def load_yaml_files(
+    files: Sequence[tuple[Path, str]], *, parallel_min_bytes: int = PARALLEL_MIN_BYTES
+) -> list[YamlDocuments]:
+    """Parse (path, name) files in order; with more than `parallel_min_bytes` in all, in worker processes."""
+    if _total_size(files) <= parallel_min_bytes:
+        return [load_yaml_file(path, name) for path, name in files]
+    try:
+        return _load_in_workers(files)
+    except (OSError, BrokenProcessPool):
+        # No worker processes here (sandbox, resource limits): slower, but the load still happens.
+        return [load_yaml_file(path, name) for path, name in files]
+
+
+def _load_in_workers(files: Sequence[tuple[Path, str]]) -> list[YamlDocuments]:
+    workers = min(WORKERS, len(files))
+    # forkserver: forking a process that runs threads (the bot's scheduler, HTTP server) is unsafe.
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_quiet_worker) as pool:
+        chunk = max(1, len(files) // (workers * 8))
+        paths = [str(path) for path, _ in files]
+        names = [name for _, name in files]
+        return list(pool.map(_load_in_worker, paths, names, chunksize=chunk))
+
+
+def _total_size(files: Sequence[tuple[Path, str]]) -> int:
+    total = 0
+    for path, _ in files:
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue
+    return total
+
+
+def _quiet_worker() -> None:
+    # rapidyaml writes C++ diagnostics to fd 2 before raising; the parent reports the problem itself.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+def _load_in_worker(path: str, name: str) -> YamlDocuments:
+    return load_yaml_file(Path(path), name, fast=ryml is not None)
+
+
+def _decode(data: bytes, name: str) -> str | Problem:
+    if b"\x00" in data[:8192]:
+        return Problem(name, "binary file, not YAML text", "", "error")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return Problem(f"{name}:{line}", f"not UTF-8 text (byte {exc.start}): file skipped", "", "error")
+
+
+def _numbered(documents: list[object]) -> tuple[tuple[int, object], ...]:
+    return tuple((index, doc) for index, doc in enumerate(documents, 1) if doc is not None)
+
+
+def _load_by_parts(text: str, name: str) -> YamlDocuments:
+    documents: list[object] = []
+    problems: list[Problem] = []
+    for first_line, part in _parts(text):
+        try:
+            documents.extend(yaml.load_all(part, Loader=_LOADER))
+        except Exception as exc:  # noqa: BLE001 - PyYAML also raises ValueError, RecursionError
+            documents.append(None)
+            problems.append(_syntax_problem(exc, name, len(documents), first_line, part))
+    return YamlDocuments(name, _numbered(documents), tuple(problems))
+
+
+def _parts(text: str) -> Iterator[tuple[int, str]]:
+    """(0-based first line, text) of each `---`-started part; a comment-only head joins the next."""
+    starts = [0, *(m.start() for m in _DOCUMENT_START.finditer(text) if m.start() > 0), len(text)]
+    part_begin: int | None = None
+    for begin, end in zip(starts, starts[1:], strict=False):
+        part_begin = begin if part_begin is None else part_begin
+        part = text[part_begin:end]
+        if end < len(text) and _is_preamble(part):
+            continue
+        yield text.count("\n", 0, part_begin), part
+        part_begin = None
+
+
+def _is_preamble(part: str) -> bool:
+    return all(_PREAMBLE_LINE.fullmatch(line) for line in part.splitlines())
+
+
+def _syntax_problem(exc: Exception, name: str, index: int, first_line: int, part: str) -> Problem:
+    line, column = _error_position(exc, part)
+    detail = str(exc).replace("\n", " ")
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
+        detail = f"{exc.context + ', ' if exc.context else ''}{exc.problem}"
+    elif isinstance(exc, yaml.reader.ReaderError):
+        char = exc.character
+        shown = f"#x{char:04x}" if isinstance(char, int) else repr(char)
+        detail = f"unacceptable character {shown}: {exc.reason}"
+    message = f"document {index} is not valid YAML and was skipped: {detail}"
+    return Problem(f"{name}:{first_line + line + 1}:{column + 1}", message, "", "error")
+
+
+def _error_position(exc: Exception, part: str) -> tuple[int, int]:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    position = mark.index if mark is not None else getattr(exc, "position", None)
+    if not isinstance(position, int):
+        return 0, 0
+    # An error found at the end of a part belongs to its last line, not the next document's `---`.
+    position = min(position, len(part.rstrip()))
+    line = part.count("\n", 0, position)
+    return line, position - (part.rfind("\n", 0, position) + 1)
+
+
+# --- rapidyaml: about 3x faster than libyaml on catalogs, but its JSON output loses YAML 1.1
+# typing (yes/no, ~, octal, dates, tags, aliases), and it accepts some text PyYAML rejects. It is
+# used only on the subset where the two were fuzzed to agree and when every value is one PyYAML
+# would type the same way; anything doubtful returns None so the caller parses with PyYAML.
+
+# Tabs and unusual line breaks; `...` markers, directives and top-level block scalars; tags,
+# anchors, aliases and characters PyYAML refuses to start a scalar with.
+_ODD_CHARACTERS = "\t\r\x85\u2028\u2029\ufeff"
+_ODD_LINE_START = re.compile(r"\n(?:\.\.\.|(?:---[ ]+)?[|>%])")
+_NODE_START = re.compile(r"[!&*@`\]}]")
+_BEFORE_NODE = frozenset(" \n[]{},:?-")
+# Strings that PyYAML, reading them plain, might not take as strings: a cheap scan of the JSON
+# text for candidates (words and things starting like numbers or dates), checked with PyYAML's own
+# resolvers. A closing quote is never followed by a candidate's first character, so the scan
+# stays aligned on string starts.
+_TYPED_WORDS = "yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|~|null|Null|NULL|<<|="
+_TYPED_CANDIDATE = re.compile(
+    r'"(?=[-+.0-9yYnNtTfFoO~<=!&*"])(?:[-+.0-9!&*](?:[^"\\]|\\.)*"|(?:' + _TYPED_WORDS + r')"|")'
+)
+_TYPED = [
+    (first, regex)
+    for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+    for tag, regex in resolvers
+    if tag != "tag:yaml.org,2002:str"
+]
+
+
+class _DoubtfulError(Exception):
+    pass
+
+
+def _load_with_ryml(data: bytes, text: str) -> list[object] | None:
+    if ryml is None or _is_unusual(text):
+        return None
+    try:
+        tree = ryml.parse_in_arena(data)
+        root = tree.root_id()
+        if tree.is_stream(root):
+            nodes = list(ryml.children(tree, root))
+        else:
+            nodes = [] if tree.type(root) == ryml.NOTYPE else [root]
+        emitted = [str(ryml.emit_json(tree, node)) for node in nodes]
+        if len(nodes) != _count_documents(text) or any(map(_has_typed_string, emitted)):
+            return None
+        return [json.loads(js, parse_float=_doubtful, parse_constant=_doubtful) for js in emitted]
+    except Exception:  # noqa: BLE001 - ryml errors, invalid JSON, doubtful numbers
+        return None
+
+
+def _is_unusual(text: str) -> bool:
+    if not text.endswith("\n") or any(c in text for c in _ODD_CHARACTERS):
+        return True
+    if _ODD_LINE_START.search("\n" + text):
+        return True
+    for match in _NODE_START.finditer(text):
+        at = match.start()
+        before = text[at - 1] if at else "\n"
+        if before in _BEFORE_NODE and before + match.group() not in ("[]", "{}"):
+            return True
+    return False
+
+
+def _count_documents(text: str) -> int:
+    # What PyYAML would number; a mismatch means the two parsers split the stream differently.
+    starts = [m.start() for m in _DOCUMENT_START.finditer(text)]
+    return len(starts) + int(not _is_preamble(text[: starts[0] if starts else len(text)]))
+
+
+def _has_typed_string(emitted: str) -> bool:
+    for match in _TYPED_CANDIDATE.finditer(emitted):
+        value = json.loads(match.group())
+        if any(regex.match(value) for first, regex in _TYPED if first == value[:1]):
+            return True
+    return False
+
+
+def _doubtful(_: str) -> object:
+    raise _DoubtfulError

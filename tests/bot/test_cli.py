@@ -1,0 +1,145 @@
+"""The command line, run as a subprocess exactly as a user or script would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = ROOT / "examples" / "seed-demo" / "docs"
+ACME = ROOT / "examples" / "acme"
+ACME_SOURCES = [
+    "--catalog", str(ACME / "catalog"), "--deploys", str(ACME / "deploys.jsonl"), "--docs", str(ACME / "runbooks"),
+    "--triples", str(ACME / "triples.json"), "--aliases", str(ACME / "aliases.yaml"),
+]  # fmt: skip
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ONCALL_GRAPH_", "SLACK_", "ANTHROPIC_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+
+
+def run_json(*args: str) -> tuple[int, Any]:
+    done = run(*args, "--json")
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_seed_demo_blast_radius_of_redis_names_the_chain_and_the_survivors() -> None:
+    code, data = run_json("--docs", str(SEED), "blast-radius", "redis")
+    assert code == 0
+    assert data["entity"] == "component:default/redis"
+    impacted = {i["entity"]: i for i in data["impacted"]}
+    assert list(impacted) == [
+        "component:default/token-cache",
+        "component:default/auth-service",
+        "component:default/login-flow",
+    ]
+    login = impacted["component:default/login-flow"]
+    assert login["hops"] == 3 and login["impact"] == "breaks"
+    assert login["path"][0] == "component:default/redis" and login["path"][-1] == "component:default/login-flow"
+    corroborated = login["edges"][1]
+    assert (corroborated["src"], corroborated["rel"], corroborated["dst"]) == (
+        "component:default/auth-service",
+        "depends_on",
+        "component:default/token-cache",
+    )
+    assert corroborated["weight"] == 2 and len(corroborated["sources"]) == 2
+    assert data["survives"] == [
+        "component:default/billing",
+        "component:default/postgresql",
+        "component:default/user-database",
+    ]
+
+
+def test_unknown_name_exits_1_with_suggestions() -> None:
+    code, data = run_json("--docs", str(SEED), "blast-radius", "redsi")
+    assert code == 1
+    assert data["entity"] is None
+    assert "component:default/redis" in data["suggestions"]
+
+
+def test_resolve_meets_spellings_of_one_entity() -> None:
+    for spelling in ("The Auth Service", "AuthService", "auth_service", "component:default/auth-service"):
+        code, data = run_json("--docs", str(SEED), "resolve", spelling)
+        assert (code, data["entity"]) == (0, "component:default/auth-service"), spelling
+
+
+def test_no_sources_is_bad_usage() -> None:
+    done = run("blast-radius", "redis")
+    assert done.returncode == 2
+    assert "no sources" in done.stderr
+
+
+def test_bad_option_is_bad_usage() -> None:
+    assert run("--docs", str(SEED), "blast-radius", "redis", "--depth", "zero").returncode == 2
+
+
+def test_missing_source_is_reported_and_the_rest_still_answers(tmp_path: Path) -> None:
+    done = run("--docs", str(SEED), "--catalog", str(tmp_path / "nope.yaml"), "resolve", "redis")
+    assert done.returncode == 0
+    assert "nope.yaml" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_human_output_is_plain_when_piped() -> None:
+    done = run("--docs", str(SEED), "blast-radius", "redis")
+    assert done.returncode == 0
+    assert "\x1b[" not in done.stdout
+    assert "auth-service -depends_on-> token-cache [docs/c2.md:1, docs/c8.md:1] x2" in done.stdout
+    assert "survives (3): billing, postgresql, user-database" in done.stdout
+
+
+def test_path_reports_edges_in_their_true_direction() -> None:
+    code, data = run_json("--docs", str(SEED), "path", "redis", "login flow")
+    assert code == 0
+    assert data["path"][0] == "component:default/login-flow"
+    assert all(e["rel"] in {"depends_on", "backed_by"} for e in data["edges"])
+    assert data["edges"][-1]["dst"] == "component:default/redis"
+
+
+def test_ask_answers_in_plain_sentences_with_cited_lines() -> None:
+    code, data = run_json("--docs", str(SEED), "ask", "what breaks if the token cache goes down?")
+    assert code == 0
+    assert data["entities"] == ["component:default/token-cache"]
+    assert "auth-service -depends_on-> token-cache [docs/c2.md:1, docs/c8.md:1] x2" in data["cited"]
+
+
+@pytest.mark.parametrize("now", ["2026-11-29T15:00:00Z", "2026-11-29T16:00:00+01:00"])
+def test_acme_suspects_for_payments_flags_the_antifraud_deploy(now: str) -> None:
+    code, data = run_json(*ACME_SOURCES, "--now", now, "suspects", "payments", "--since", "6h")
+    assert code == 0
+    deps = {d["entity"]: d for d in data["dependencies"]}
+    antifraud = deps["component:default/antifraud"]
+    assert antifraud["hops"] == 1
+    assert [(d["id"], d["reason"]) for d in antifraud["deploys"]] == [("r-8812", "direct dependency")]
+    assert antifraud["owners"] == ["group:default/risk-team"]
+    assert deps["component:default/ledger"]["deploys"] == []
+    assert deps["component:default/ledger"]["owners"] == ["group:default/finance-team"]
+
+
+def test_acme_lint_is_clean() -> None:
+    code, data = run_json(*ACME_SOURCES, "lint")
+    assert code == 0
+    assert data["clean"], data
+
+
+def test_acme_blast_radius_of_redis_has_breaks_degrades_and_systems() -> None:
+    code, data = run_json(*ACME_SOURCES, "blast-radius", "redis")
+    assert code == 0
+    impacts = {i["impact"] for i in data["impacted"]}
+    assert impacts == {"breaks", "degrades"}
+    assert data["systems"] and all(s["impacted"] <= s["total"] for s in data["systems"])
+    assert "resource:default/kafka" in data["survives"]

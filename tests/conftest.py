@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.postgres_server import create_database, postgres_cluster
+
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> Iterator[str]:
+    with postgres_cluster() as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_url(postgres_admin_url: str) -> str:
+    return create_database(postgres_admin_url, f"oncall_test_{next(_counter)}")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The same test runs on a real SQLite file and on a real PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'oncall-graph.db'}"
+    return str(request.getfixturevalue("postgres_url"))

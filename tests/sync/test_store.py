@@ -1,0 +1,122 @@
+"""The store on a real SQLite file and a real PostgreSQL server: same tests, both databases."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from graph.facts import Assertion, Citation, Deploy, Entity, Problem, SourceFacts
+from sync.database import make_engine, migrate
+from sync.store import Store, SyncRun
+
+T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+CAT = "catalog:examples/acme/catalog"
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[Store]:
+    engine = make_engine(database_url)
+    migrate(engine)
+    yield Store(engine)
+    engine.dispose()
+
+
+def cite(locator: str) -> Citation:
+    return Citation(CAT, locator, origin=locator)
+
+
+def facts(*names: str, deps: tuple[tuple[str, str], ...] = ()) -> SourceFacts:
+    entities = tuple(Entity(f"component:default/{n}", "component", n, cite(f"catalog/{n}.yaml#1")) for n in names)
+    assertions = tuple(
+        Assertion(f"component:default/{a}", "depends_on", f"component:default/{b}", cite(f"catalog/{a}.yaml#1"))
+        for a, b in deps
+    )
+    return SourceFacts(CAT, entities, assertions, problems=(Problem("catalog/x.yaml#2", "no kind", "kind", "error"),))
+
+
+def test_migrate_twice_is_harmless(store: Store) -> None:
+    migrate(store.engine)
+    assert store.graph_version() == 0
+
+
+def test_facts_round_trip_exactly(store: Store) -> None:
+    deploy = Deploy("r-1", "antifraud", T0, Citation("deploys", "deploys.jsonl:1", origin="deploy:r-1"), version="v2")
+    original = SourceFacts(CAT, facts("a", "b", deps=(("a", "b"),)).entities,
+                           facts("a", "b", deps=(("a", "b"),)).assertions, (deploy,))  # fmt: skip
+    store.ensure_source(CAT, "catalog", "examples/acme/catalog")
+    store.apply(CAT, original, at=T0, version="sha:1")
+    [loaded] = store.load_facts()
+    assert loaded.entities == original.entities
+    assert loaded.assertions == original.assertions
+    assert loaded.deploys == original.deploys
+
+
+def test_apply_retires_what_a_source_no_longer_says_and_keeps_history(store: Store) -> None:
+    store.ensure_source(CAT, "catalog", "x")
+    first = store.apply(CAT, facts("a", "b", deps=(("a", "b"),)), at=T0, version="v1")
+    assert (first.added, first.retired) == (4, 0)
+    second = store.apply(CAT, facts("a", "b", "c", deps=(("a", "c"),)), at=T0 + timedelta(hours=1), version="v2")
+    assert (second.added, second.retired) == (2, 1)
+    [now] = store.load_facts()
+    assert [(a.src, a.dst) for a in now.assertions] == [("component:default/a", "component:default/c")]
+    [before] = store.load_facts(as_of=T0 + timedelta(minutes=30))
+    assert [(a.src, a.dst) for a in before.assertions] == [("component:default/a", "component:default/b")]
+    assert store.load_facts(as_of=T0 - timedelta(seconds=1)) == []
+
+
+def test_unchanged_apply_adds_and_retires_nothing(store: Store) -> None:
+    store.ensure_source(CAT, "catalog", "x")
+    store.apply(CAT, facts("a"), at=T0, version="v1")
+    again = store.apply(CAT, facts("a"), at=T0 + timedelta(minutes=5), version="v1")
+    assert (again.added, again.retired) == (0, 0)
+
+
+def test_held_change_is_not_applied_until_accepted(store: Store) -> None:
+    store.ensure_source(CAT, "catalog", "x")
+    store.apply(CAT, facts("a", "b", "c"), at=T0, version="v1")
+    store.hold(CAT, facts("a"), at=T0 + timedelta(minutes=5), version="v2", reason="would drop 2 of 3 entities")
+    assert store.live_entity_count(CAT) == 3
+    state = store.source_states()[CAT]
+    assert state.held_version == "v2" and "drop 2 of 3" in state.held_reason
+    applied = store.accept_held(CAT, at=T0 + timedelta(minutes=6), actor="admin")
+    assert applied is not None and applied.retired == 2
+    assert store.live_entity_count(CAT) == 1
+    assert store.source_states()[CAT].held_version == ""
+    assert store.accept_held(CAT, at=T0, actor="admin") is None
+
+
+def test_failure_keeps_last_success_and_records_the_error(store: Store) -> None:
+    store.ensure_source(CAT, "catalog", "x")
+    store.apply(CAT, facts("a"), at=T0, version="v1")
+    store.record_failure(CAT, at=T0 + timedelta(minutes=5), error="HTTP 500")
+    state = store.source_states()[CAT]
+    assert state.last_success == T0 and state.last_error == "HTTP 500"
+    assert store.live_entity_count(CAT) == 1
+
+
+def test_graph_version_moves_by_one(store: Store) -> None:
+    assert store.graph_version() == 0
+    assert store.bump_version(at=T0) == 1
+    assert store.bump_version(at=T0) == 2
+    assert store.graph_version() == 2
+
+
+def test_an_event_is_claimed_once(store: Store) -> None:
+    assert store.claim_event("Ev123", at=T0)
+    assert not store.claim_event("Ev123", at=T0, replica="other")
+
+
+def test_stale_flip_happens_once_per_transition(store: Store) -> None:
+    store.ensure_source(CAT, "catalog", "x")
+    assert store.flip_stale(CAT, True, at=T0)
+    assert not store.flip_stale(CAT, True, at=T0 + timedelta(seconds=1))
+    assert store.flip_stale(CAT, False, at=T0 + timedelta(minutes=1))
+    assert not store.flip_stale(CAT, False, at=T0 + timedelta(minutes=2))
+
+
+def test_sync_runs_are_recorded(store: Store) -> None:
+    store.record_run(SyncRun(CAT, T0, T0 + timedelta(seconds=2), "applied", items=3, added=3))
+    [run] = store.recent_runs()
+    assert (run.source, run.outcome, run.items) == (CAT, "applied", 3)
