@@ -16,10 +16,13 @@ $(BIN)/oncall-graph: pyproject.toml
 
 install: $(BIN)/oncall-graph
 
+# Syncs examples/acme into the embedded default database (./oncall-graph.db), then answers from it.
 demo: install
-	$(BIN)/oncall-graph $(ACME_SOURCES) blast-radius redis
+	$(BIN)/oncall-graph $(ACME_SOURCES) sync
 	@echo
-	$(BIN)/oncall-graph $(ACME_SOURCES) --now 2026-11-29T15:00:00Z suspects payments --since 6h
+	$(BIN)/oncall-graph blast-radius redis
+	@echo
+	$(BIN)/oncall-graph --now 2026-11-29T15:00:00Z suspects payments --since 6h
 
 lint: install
 	$(BIN)/ruff check .

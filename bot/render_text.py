@@ -26,6 +26,7 @@ SURVIVORS_SHOWN = 20
 
 
 def format_age(seconds: float) -> str:
+    seconds = max(seconds, 0.0)
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:

@@ -24,8 +24,11 @@ class Settings(BaseSettings):
     triples: str = Field("", validation_alias="ONCALL_GRAPH_TRIPLES")
     aliases: str = Field("", validation_alias="ONCALL_GRAPH_ALIASES")
     database_url: str = Field(DEFAULT_DATABASE_URL, validation_alias="DATABASE_URL")
-    sync_interval: int = Field(300, ge=10, validation_alias="ONCALL_GRAPH_SYNC_INTERVAL")
+    sync_interval: float = Field(300, ge=1, validation_alias="ONCALL_GRAPH_SYNC_INTERVAL")
     http_timeout: float = Field(10.0, gt=0, validation_alias="ONCALL_GRAPH_HTTP_TIMEOUT")
+    poll_interval: float = Field(10.0, gt=0, validation_alias="ONCALL_GRAPH_POLL_INTERVAL")
+    max_drop: float = Field(0.5, gt=0, le=1, validation_alias="ONCALL_GRAPH_MAX_DROP")
+    stale_after: str = Field("", validation_alias="ONCALL_GRAPH_STALE_AFTER")
 
     slack_bot_token: str = Field("", validation_alias="SLACK_BOT_TOKEN")
     slack_signing_secret: str = Field("", validation_alias="SLACK_SIGNING_SECRET")
@@ -41,3 +44,11 @@ class Settings(BaseSettings):
 
     def sources(self, kind: str) -> tuple[str, ...]:
         return split_list(str(getattr(self, kind)))
+
+    def stale_after_map(self) -> dict[str, float]:
+        """`SOURCE=SECONDS,...`: a source's own stale threshold instead of three sync intervals."""
+        pairs = [item.rsplit("=", 1) for item in split_list(self.stale_after)]
+        bad = [item for item in pairs if len(item) != 2 or not item[1].replace(".", "", 1).isdigit()]
+        if bad:
+            raise ValueError(f"ONCALL_GRAPH_STALE_AFTER: expected SOURCE=SECONDS pairs, got {bad[0]!r}")
+        return {name.strip(): float(seconds) for name, seconds in pairs}

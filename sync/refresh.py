@@ -107,14 +107,24 @@ def _sync_source(
         store.record_unchanged(spec.name, at=clock())
         return SourceOutcome(spec.name, UNCHANGED)
     facts, version = read
-    before = store.live_entity_count(spec.name)
-    if _drops_too_much(before, len(facts.entities), max_drop):
-        reason = f"would drop {before - len(facts.entities)} of {before} entities (limit {max_drop:.0%})"
+    count = fact_count(facts)
+    if count == 0 and facts.problems:
+        # Nothing usable and something wrong: a broken source, not an empty one.
+        error = f"no usable facts; first problem: {facts.problems[0]}"
+        store.record_failure(spec.name, at=clock(), error=error)
+        return SourceOutcome(spec.name, FAILED, error=error, problems=len(facts.problems))
+    before = store.live_fact_count(spec.name)
+    if _drops_too_much(before, count, max_drop):
+        reason = f"would drop {before - count} of {before} facts (limit {max_drop:.0%})"
         log.warning("source %s held for review: %s", spec.name, reason)
         store.hold(spec.name, facts, at=clock(), version=version, reason=reason)
-        return SourceOutcome(spec.name, HELD, error=reason, items=len(facts.entities))
+        return SourceOutcome(spec.name, HELD, error=reason, items=count)
     applied = store.apply(spec.name, facts, at=clock(), version=version)
     return SourceOutcome(spec.name, APPLIED, "", applied.items, applied.added, applied.retired, len(facts.problems))
+
+
+def fact_count(facts: SourceFacts) -> int:
+    return len(facts.entities) + len(facts.assertions) + len(facts.deploys) + len(facts.aliases)
 
 
 def _drops_too_much(before: int, after: int, max_drop: float) -> bool:

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from graph.facts import SourceFacts
 from sync.aliases_file import parse_aliases, read_aliases
-from sync.catalog import read_catalog
+from sync.catalog import catalog_api_url, parse_catalog_api, read_catalog
 from sync.deploys import parse_deploys, read_deploys
 from sync.runbooks import read_runbooks
 from sync.textfiles import is_url
@@ -79,7 +79,8 @@ def read_changed(spec: SourceSpec, previous: str, *, timeout: float) -> tuple[So
     Raises on any failure to read the source as a whole; bad parts inside it are problems.
     """
     if is_url(spec.location):
-        fetched = fetch_if_changed(spec.location, previous, timeout=timeout)
+        url = catalog_api_url(spec.location) if spec.kind == "catalog" else spec.location
+        fetched = fetch_if_changed(url, previous, timeout=timeout)
         if fetched.body is None:
             return None
         return TEXT_PARSERS[spec.kind](spec.name, fetched.name, fetched.body), fetched.version

@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 
 from graph.facts import SourceFacts, SourceMark
 from sync import schema
-from sync.fact_codec import ENTITY, FactRow, decode_facts, encode_facts
+from sync.fact_codec import PROBLEM, FactRow, decode_facts, encode_facts
 
 CHUNK = 5_000
 T = TypeVar("T")
@@ -132,10 +132,11 @@ class Store:
             conn.execute(update(schema.sources).where(schema.sources.c.name == name).values(**values))
 
     # --- facts ---------------------------------------------------------------------------
-    def live_entity_count(self, name: str) -> int:
+    def live_fact_count(self, name: str) -> int:
+        """Live facts of a source, problems aside: what a suspicious drop is measured against."""
         f = schema.facts
         with self.engine.connect() as conn:
-            query = select(func.count()).where(f.c.source == name, f.c.kind == ENTITY, f.c.valid_to.is_(None))
+            query = select(func.count()).where(f.c.source == name, f.c.kind != PROBLEM, f.c.valid_to.is_(None))
             return int(conn.execute(query).scalar_one())
 
     def apply(self, name: str, facts: SourceFacts, *, at: datetime, version: str) -> Applied:

@@ -20,13 +20,21 @@ ACME_SOURCES = [
 ]  # fmt: skip
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ONCALL_GRAPH_", "SLACK_", "ANTHROPIC_"))}
+@pytest.fixture(autouse=True)
+def _fresh_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The default database is ./oncall-graph.db: each test starts from an empty one.
+    monkeypatch.chdir(tmp_path)
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("ONCALL_GRAPH_", "SLACK_", "ANTHROPIC_", "DATABASE_"))
+    }
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", *args],
         capture_output=True,
         text=True,
-        cwd=cwd or ROOT,
+        cwd=Path.cwd(),
         env={**env, "PYTHONPATH": str(ROOT)},
         timeout=120,
     )
@@ -80,7 +88,7 @@ def test_resolve_meets_spellings_of_one_entity() -> None:
 def test_no_sources_is_bad_usage() -> None:
     done = run("blast-radius", "redis")
     assert done.returncode == 2
-    assert "no sources" in done.stderr
+    assert "no usable input" in done.stderr
 
 
 def test_bad_option_is_bad_usage() -> None:

@@ -77,12 +77,12 @@ def test_held_change_is_not_applied_until_accepted(store: Store) -> None:
     store.ensure_source(CAT, "catalog", "x")
     store.apply(CAT, facts("a", "b", "c"), at=T0, version="v1")
     store.hold(CAT, facts("a"), at=T0 + timedelta(minutes=5), version="v2", reason="would drop 2 of 3 entities")
-    assert store.live_entity_count(CAT) == 3
+    assert store.live_fact_count(CAT) == 3
     state = store.source_states()[CAT]
     assert state.held_version == "v2" and "drop 2 of 3" in state.held_reason
     applied = store.accept_held(CAT, at=T0 + timedelta(minutes=6), actor="admin")
     assert applied is not None and applied.retired == 2
-    assert store.live_entity_count(CAT) == 1
+    assert store.live_fact_count(CAT) == 1
     assert store.source_states()[CAT].held_version == ""
     assert store.accept_held(CAT, at=T0, actor="admin") is None
 
@@ -93,7 +93,7 @@ def test_failure_keeps_last_success_and_records_the_error(store: Store) -> None:
     store.record_failure(CAT, at=T0 + timedelta(minutes=5), error="HTTP 500")
     state = store.source_states()[CAT]
     assert state.last_success == T0 and state.last_error == "HTTP 500"
-    assert store.live_entity_count(CAT) == 1
+    assert store.live_fact_count(CAT) == 1
 
 
 def test_graph_version_moves_by_one(store: Store) -> None:
