@@ -267,9 +267,12 @@ def _parse_document(citation: Citation, document: object) -> _Document:
         message = f"namespace {namespace!r} is not a name: skipped"
         return _Document(problems=(Problem(where, message, "metadata.namespace", "error"),))
     spec = document.get("spec") or {}
+    bad_spec: tuple[Problem, ...] = ()
     if not isinstance(spec, Mapping):
-        return _Document(problems=(Problem(where, "spec is not a mapping: skipped", "spec", "error"),))
-    return _entity_document(citation, kind.lower(), name.strip(), namespace.strip().lower(), metadata, spec)
+        bad_spec = (Problem(where, f"expected a mapping, got {_type(spec)}: its fields are ignored", "spec"),)
+        spec = {}
+    parsed = _entity_document(citation, kind.lower(), name.strip(), namespace.strip().lower(), metadata, spec)
+    return replace(parsed, problems=bad_spec + parsed.problems)
 
 
 def _refusal(where: str, kind: str, api_version: object) -> tuple[Problem, ...] | None:
@@ -299,12 +302,15 @@ def _entity_document(
     problems = _name_problems(where, name, namespace) + _shape_problems(where, kind, spec)
     annotations = _annotations(where, metadata.get("annotations"), problems)
     texts = _texts(where, metadata, spec, problems)
-    assertions: dict[Assertion, None] = {}  # ordered set: a ref listed twice is one assertion
+    assertions: dict[tuple[str, str, str], Assertion] = {}  # a ref listed twice is one assertion
     first_target: dict[str, str] = {}
     for field in _FIELDS[kind]:
-        for target, kindless in _targets(where, field, spec.get(field.name), namespace, problems):
+        value = spec.get(field.name)
+        if value is None:
+            continue
+        for target, kindless in _targets(where, field, value, namespace, problems):
             src, dst = (target, ref) if field.reverse else (ref, target)
-            assertions[Assertion(src, field.rel, dst, citation, kindless=kindless)] = None
+            assertions.setdefault((src, field.rel, dst), Assertion(src, field.rel, dst, citation, kindless=kindless))
             first_target.setdefault(field.name, target)
     entity = Entity(
         ref,
@@ -321,7 +327,7 @@ def _entity_document(
         annotations=annotations,
     )
     claims = tuple(AliasClaim(alias, ref, citation) for alias in _aliases(texts.get("title", ""), annotations))
-    return _Document(entity, tuple(assertions), claims, tuple(problems))
+    return _Document(entity, tuple(assertions.values()), claims, tuple(problems))
 
 
 def _name_problems(where: str, name: str, namespace: str) -> list[Problem]:

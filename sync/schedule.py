@@ -66,7 +66,7 @@ class SyncService:
 
     def tick(self) -> SyncReport | None:
         if not self.leadership.try_lead():
-            self.follow()
+            self._follow()
             return None
         with self._lock:
             s = self.settings
@@ -74,11 +74,19 @@ class SyncService:
                 self.specs, self.store, self.ref, self.clock, max_drop=s.max_drop, timeout=s.timeout, replica=s.replica
             )
             self._seen_version = report.version
+        log.info(
+            "synced: graph version %s (%s)", report.version, ", ".join(f"{o.name} {o.outcome}" for o in report.outcomes)
+        )
         self.check_lag()
         return report
 
     def follow(self) -> None:
         """Rebuild when another replica moved the graph version; else just refresh freshness marks."""
+        self._follow()
+        # Every replica watches lag; the database lets exactly one of them announce each transition.
+        self.check_lag()
+
+    def _follow(self) -> None:
         with self._lock:
             version = self.store.graph_version()
             current = self.ref.current()
@@ -86,7 +94,7 @@ class SyncService:
                 snapshot = load_snapshot(self.store, self.clock, self.names or None)
                 if snapshot is not None:
                     self.ref.swap(snapshot)
-                    log.info("graph version %s loaded", version)
+                    log.info("loaded graph version %s", version)
                 self._seen_version = version
                 return
             states = self.store.source_states()

@@ -151,3 +151,51 @@ def test_acme_blast_radius_of_redis_has_breaks_degrades_and_systems() -> None:
     assert impacts == {"breaks", "degrades"}
     assert data["systems"] and all(s["impacted"] <= s["total"] for s in data["systems"])
     assert "resource:default/kafka" in data["survives"]
+
+
+def write(path: Path, text: str) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return str(path.parent)
+
+
+def test_as_of_answers_on_the_graph_before_and_after_a_change(tmp_path: Path) -> None:
+    docs = write(tmp_path / "docs" / "checkout.md", "Checkout depends on antifraud.\n")
+    assert run("--docs", docs, "sync").returncode == 0
+    _, before = run_json("lag")
+    synced_at = before["sources"][0]["last_success"]
+    write(tmp_path / "docs" / "checkout.md", "Checkout depends on ledger.\n")
+    assert run("--docs", docs, "sync").returncode == 0
+    _, now = run_json("suspects", "checkout")
+    assert [d["entity"] for d in now["dependencies"]] == ["component:default/ledger"]
+    _, then = run_json("--as-of", synced_at, "suspects", "checkout")
+    assert [d["entity"] for d in then["dependencies"]] == ["component:default/antifraud"]
+
+
+def test_lag_reports_each_source_in_the_contract_shape(tmp_path: Path) -> None:
+    docs = write(tmp_path / "docs" / "a.md", "Alpha depends on beta.\n")
+    run("--docs", docs, "--deploys", str(tmp_path / "missing.jsonl"), "sync")
+    code, data = run_json("lag")
+    assert code == 0
+    by_name = {s["name"]: s for s in data["sources"]}
+    assert set(by_name) == {f"docs:{docs}", f"deploys:{tmp_path / 'missing.jsonl'}"}
+    for source in data["sources"]:
+        assert {"name", "last_success", "last_error", "age_seconds", "stale"} <= set(source)
+    assert by_name[f"docs:{docs}"]["stale"] is False and by_name[f"docs:{docs}"]["age_seconds"] >= 0
+    failing = by_name[f"deploys:{tmp_path / 'missing.jsonl'}"]
+    assert failing["stale"] is True and "missing.jsonl" in failing["last_error"]
+    assert data["stale"] is True
+
+
+def test_a_source_that_empties_is_held_and_accepted_by_an_admin(tmp_path: Path) -> None:
+    docs = write(tmp_path / "docs" / "a.md", "Alpha depends on beta.\nBeta depends on gamma.\nGamma depends on delta.\n")
+    other = write(tmp_path / "other" / "o.md", "Omega depends on sigma.\n")
+    run("--docs", docs, "--docs", other, "sync")
+    write(tmp_path / "docs" / "a.md", "Nothing to see here.\n")
+    code, data = run_json("--docs", docs, "--docs", other, "sync")
+    assert code == 0 and [s["outcome"] for s in data["sources"]] == ["held", "unchanged"]
+    assert run_json("resolve", "gamma")[1]["entity"] == "component:default/gamma"
+    code, data = run_json("sync", "--accept", f"docs:{docs}")
+    assert code == 0 and data["accepted"][0]["retired"] == 3
+    assert run_json("resolve", "gamma")[1]["entity"] is None
+    assert run_json("resolve", "omega")[1]["entity"] == "component:default/omega"

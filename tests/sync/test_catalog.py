@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import shutil
 import threading
@@ -22,7 +23,7 @@ from sync.catalog import (
     parse_catalog_api,
     read_catalog,
 )
-from sync.yaml_documents import _load_with_ryml, load_yaml, load_yaml_files, ryml
+from sync.yaml_documents import _load_with_ryml, load_yaml, load_yaml_files
 
 DATA = Path(__file__).parent.parent / "data" / "catalog"
 REFERENCE = DATA / "reference"
@@ -535,7 +536,7 @@ json_ish = st.recursive(
     st.none()
     | st.booleans()
     | st.integers()
-    | st.floats()
+    | st.floats(allow_nan=False)
     | st.text(max_size=8)
     | st.sampled_from(["Component", "backstage.io/v1alpha1", "resource:x", ":name", "kind:", "a/b:c"]),
     lambda inner: (
@@ -590,7 +591,17 @@ def test_parser_never_raises_on_malformed_entities_and_reports_what_it_drops(doc
     assert all(isinstance(a, Assertion) and a.citation.locator.startswith("api#") for a in facts.assertions)
 
 
-@pytest.mark.skipif(ryml is None, reason="rapidyaml is not installed")
+NO_RYML = importlib.util.find_spec("ryml") is None
+
+
+@pytest.mark.skipif(NO_RYML, reason="rapidyaml is not installed")
+def test_rapidyaml_reads_plain_catalog_files() -> None:
+    text = (ACME / "payments.yaml").read_text()
+    fast = _load_with_ryml(text.encode(), text)
+    assert fast == list(yaml.safe_load_all(text))
+
+
+@pytest.mark.skipif(NO_RYML, reason="rapidyaml is not installed")
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(json_ish, min_size=1, max_size=3), st.sampled_from([None, '"', "'", "|", ">"]), st.booleans())
 def test_rapidyaml_gives_what_pyyaml_gives_or_steps_aside(
@@ -600,6 +611,17 @@ def test_rapidyaml_gives_what_pyyaml_gives_or_steps_aside(
         text = yaml.safe_dump_all(documents, default_style=style, default_flow_style=flow, allow_unicode=True)
     except yaml.YAMLError:
         return
-    fast = _load_with_ryml(text.encode(), text)
-    if fast is not None:
-        assert fast == list(yaml.safe_load_all(text))
+    assert load_yaml(text.encode(), "x.yaml", fast=True) == load_yaml(text.encode(), "x.yaml")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(json_ish, max_size=5))
+def test_api_body_parser_never_raises_on_malformed_entities(entities: list[object]) -> None:
+    facts = parse_catalog_api("catalog", "https://b.example.com/api/catalog/entities", json.dumps(entities))
+    assert all(isinstance(p, Problem) for p in facts.problems)
+
+
+def test_spec_that_is_not_a_mapping_is_reported_and_the_entity_kept() -> None:
+    facts = parse({**entity_doc("System", "s"), "spec": "shop"})
+    assert [e.ref for e in facts.entities] == ["system:default/s"]
+    assert [(p.field, p.severity) for p in facts.problems] == [("spec", "warning")]
