@@ -188,7 +188,9 @@ def test_lag_reports_each_source_in_the_contract_shape(tmp_path: Path) -> None:
 
 
 def test_a_source_that_empties_is_held_and_accepted_by_an_admin(tmp_path: Path) -> None:
-    docs = write(tmp_path / "docs" / "a.md", "Alpha depends on beta.\nBeta depends on gamma.\nGamma depends on delta.\n")
+    docs = write(
+        tmp_path / "docs" / "a.md", "Alpha depends on beta.\nBeta depends on gamma.\nGamma depends on delta.\n"
+    )
     other = write(tmp_path / "other" / "o.md", "Omega depends on sigma.\n")
     run("--docs", docs, "--docs", other, "sync")
     write(tmp_path / "docs" / "a.md", "Nothing to see here.\n")
