@@ -375,17 +375,29 @@ def test_many_megabytes_are_loaded_by_worker_processes_with_the_same_result(tmp_
 
 
 class CatalogServer:
-    def __init__(self, routes: dict[str, tuple[int, str]]) -> None:
+    """Answers GETs from `routes`; with `token`, like Backstage, 401 unless the request bears it.
+
+    A 3xx route's body is its Location.
+    """
+
+    def __init__(self, routes: dict[str, tuple[int, str]], token: str = "") -> None:
         self.routes = routes
         self.paths: list[str] = []
+        self.authorizations: list[str | None] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 server.paths.append(self.path)
+                authorization = self.headers.get("Authorization")
+                server.authorizations.append(authorization)
                 status, body = server.routes.get(self.path, (404, "not found"))
+                if token and authorization != f"Bearer {token}":
+                    status, body = 401, '{"error": {"name": "AuthenticationError"}}'
                 data = body.encode()
                 self.send_response(status)
+                if 300 <= status < 400:
+                    self.send_header("Location", body)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -479,6 +491,60 @@ def test_api_answer_that_is_not_an_entity_array_is_an_error_problem(api: Catalog
 def test_yaml_file_behind_a_url_is_read_as_descriptors(api: CatalogServer) -> None:
     facts = read_catalog("catalog", api.url + "/raw/catalog-info.yaml")
     assert [e.citation.locator for e in facts.entities] == [api.url + "/raw/catalog-info.yaml#1"]
+
+
+def test_token_is_sent_as_a_bearer_header_to_the_catalog_api() -> None:
+    routes = {"/api/catalog/entities": (200, json.dumps(API_ENTITIES))}
+    with CatalogServer(routes, token="s3cret-static-token") as server:
+        facts = read_catalog("catalog", server.url, token="s3cret-static-token")
+    assert server.authorizations == ["Bearer s3cret-static-token"]
+    assert [e.ref for e in facts.entities] == ["component:default/checkout", "component:default/payments"]
+
+
+def test_token_read_from_a_secret_file_loses_its_trailing_newline() -> None:
+    routes = {"/api/catalog/entities": (200, json.dumps(API_ENTITIES))}
+    with CatalogServer(routes, token="s3cret") as server:
+        facts = read_catalog("catalog", server.url, token="s3cret\n")
+    assert server.authorizations == ["Bearer s3cret"]
+    assert len(facts.entities) == 2
+
+
+def test_without_a_token_no_authorization_is_sent_and_a_guarded_api_refuses() -> None:
+    routes = {"/api/catalog/entities": (200, json.dumps(API_ENTITIES))}
+    with CatalogServer(routes, token="s3cret") as server, pytest.raises(httpx.HTTPStatusError, match="401"):
+        read_catalog("catalog", server.url)
+    assert server.authorizations == [None]
+
+
+def test_wrong_token_raises_for_the_caller_to_record() -> None:
+    routes = {"/api/catalog/entities": (200, json.dumps(API_ENTITIES))}
+    with CatalogServer(routes, token="s3cret") as server, pytest.raises(httpx.HTTPStatusError, match="401"):
+        read_catalog("catalog", server.url, token="stale")
+    assert server.authorizations == ["Bearer stale"]
+
+
+def test_token_does_not_follow_a_redirect_to_another_host() -> None:
+    elsewhere = CatalogServer({"/api/catalog/entities": (200, json.dumps(API_ENTITIES))})
+    origin = CatalogServer({"/api/catalog/entities": (302, elsewhere.url + "/api/catalog/entities")})
+    with elsewhere, origin:
+        facts = read_catalog("catalog", origin.url, token="s3cret")
+    assert origin.authorizations == ["Bearer s3cret"]
+    assert elsewhere.authorizations == [None]
+    assert len(facts.entities) == 2
+
+
+def test_token_is_ignored_for_files_and_folders() -> None:
+    assert read_catalog("catalog", str(ACME), token="s3cret") == read_catalog("catalog", str(ACME))
+
+
+def test_catalog_module_still_exports_its_readers_after_the_fetch_split() -> None:
+    import sync.catalog
+    import sync.catalog_fetch
+
+    exported = {"read_catalog", "fetch_catalog_documents", "parse_catalog", "parse_catalog_api", "catalog_api_url"}
+    assert exported | {"CatalogDocuments"} <= set(sync.catalog.__all__)
+    assert all(callable(getattr(sync.catalog, name)) for name in exported)
+    assert sync.catalog.CatalogDocuments is sync.catalog_fetch.CatalogDocuments
 
 
 def test_fetched_api_body_parses_like_a_read() -> None:

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bot.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def env_names() -> set[str]:
+    return {str(f.validation_alias) for f in Settings.model_fields.values()}
+
+
+def test_env_example_documents_every_setting_and_nothing_else() -> None:
+    documented = set(re.findall(r"^([A-Z][A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.MULTILINE))
+    assert documented == env_names()
+
+
+def test_settings_come_from_the_environment_with_lists_split(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ONCALL_GRAPH_CATALOG", "a.yaml, b/ ,")
+    monkeypatch.setenv("ONCALL_GRAPH_STALE_AFTER", "deploys:x=600")
+    settings = Settings()
+    assert settings.sources("catalog") == ("a.yaml", "b/")
+    assert settings.stale_after_map() == {"deploys:x": 600.0}
+
+
+def test_a_bad_stale_override_names_the_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ONCALL_GRAPH_STALE_AFTER", "deploys:x")
+    with pytest.raises(ValueError, match="ONCALL_GRAPH_STALE_AFTER"):
+        Settings().stale_after_map()
