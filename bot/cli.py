@@ -23,9 +23,9 @@ from bot import render_text
 from bot.answers import EXIT_OK, EXIT_USAGE, answer
 from bot.cli_parser import QUERY_COMMANDS, SOURCE_OPTIONS, build_parser
 from bot.settings import Settings
+from graph.freshness import measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.database import make_engine, migrate
-from sync.lag import measure_lag
 from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, rebuild, sync_once
 from sync.sources import SourceSpec
 from sync.store import Store
@@ -145,7 +145,8 @@ def _sync_lines(data: dict[str, Any]) -> list[Text]:
 def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> dict[str, Any]:
     states = store.source_states()
     names = [s.name for s in specs] or sorted(states)
-    report = measure_lag([states[n] for n in names if n in states], clock(), interval=settings.sync_interval)
+    marks = [states[n].mark() for n in names if n in states]
+    report = measure_lag(marks, clock(), interval=settings.sync_interval, overrides=settings.stale_after_map())
     missing = [n for n in names if n not in states]
     sources = [
         {"name": s.name, "last_success": s.last_success.isoformat() if s.last_success else None,

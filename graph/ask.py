@@ -10,11 +10,12 @@ from typing import TypeVar
 
 from graph.blast import blast_radius
 from graph.citations import cite_edge
-from graph.names import AliasIndex, canonical_words, resolve
+from graph.names import AliasIndex, Allow, canonical_words, resolve
 from graph.paths import find_path
 from graph.refs import short_name
 from graph.snapshot import EdgeFacts, Snapshot
 from graph.suspects import Dependency, suspects
+from graph.visibility import EVERYONE, Viewer, can_see, visible
 
 T = TypeVar("T")
 
@@ -104,7 +105,7 @@ class Answer:
         return "\n".join(self.sentences + self.cited_lines)
 
 
-def find_mentions(index: AliasIndex, question: str) -> tuple[Mention, ...]:
+def find_mentions(index: AliasIndex, question: str, allow: Allow | None = None) -> tuple[Mention, ...]:
     """Entities a question names: the longest alias match at each position, left to right."""
     words = canonical_words(question)
     found: list[Mention] = []
@@ -115,7 +116,7 @@ def find_mentions(index: AliasIndex, question: str) -> tuple[Mention, ...]:
             if all(w in _STOPWORDS for w in phrase):
                 continue
             text = " ".join(phrase)
-            tier, refs = index.lookup(text)
+            tier, refs = index.lookup(text, allow)
             if not refs and n == 1 and len(text) < 3:
                 continue
             if refs:
@@ -147,9 +148,10 @@ def read_window(question: str) -> timedelta:
     return {"m": timedelta(minutes=amount), "h": timedelta(hours=amount), "d": timedelta(days=amount)}[unit]
 
 
-def ask(snapshot: Snapshot, question: str, *, now: datetime) -> Answer:
+def ask(snapshot: Snapshot, question: str, *, now: datetime, viewer: Viewer = EVERYONE) -> Answer:
     """Answer from the graph only; a question naming no known entity says so, with suggestions."""
-    mentions = find_mentions(snapshot.aliases, question)
+    allow = None if viewer.everything else (lambda ref: can_see(snapshot, ref, viewer))
+    mentions = find_mentions(snapshot.aliases, question, allow)
     intent = read_intent(question, len(mentions))
     resolved = [m.entity for m in mentions if m.entity]
     ambiguous = [m for m in mentions if m.entity is None]
@@ -157,27 +159,27 @@ def ask(snapshot: Snapshot, question: str, *, now: datetime) -> Answer:
         f"'{m.text}' could mean {', '.join(short_name(c) for c in m.candidates)}; name one of them." for m in ambiguous
     )
     if not resolved:
-        return Answer(question, intent, mentions, notes or (_no_entity(snapshot.aliases, question),), ())
+        return Answer(question, intent, mentions, notes or (_no_entity(snapshot.aliases, question, allow),), ())
     if intent == PATH and len(resolved) >= 2:
-        sentences, edges = _answer_path(snapshot, resolved[0], resolved[1])
+        sentences, edges = _answer_path(snapshot, resolved[0], resolved[1], viewer)
     elif intent == IMPACT:
-        sentences, edges = _answer_impact(snapshot, resolved[0])
+        sentences, edges = _answer_impact(snapshot, resolved[0], viewer)
     elif intent == OWNERSHIP:
-        sentences, edges = _answer_ownership(snapshot, resolved[0], question)
+        sentences, edges = _answer_ownership(snapshot, resolved[0], question, viewer)
     else:
-        sentences, edges = _answer_dependencies(snapshot, resolved[0], now, read_window(question))
+        sentences, edges = _answer_dependencies(snapshot, resolved[0], now, read_window(question), viewer)
     return Answer(question, intent, mentions, notes + sentences, edges)
 
 
-def _no_entity(index: AliasIndex, question: str) -> str:
+def _no_entity(index: AliasIndex, question: str, allow: Allow | None) -> str:
     words = [w for w in canonical_words(question) if w not in _STOPWORDS]
-    suggestions = [short_name(r) for w in words for r in resolve(index, w).suggestions[:2]]
+    suggestions = [short_name(r) for w in words for r in resolve(index, w, allow=allow).suggestions[:2]]
     hint = f" Did you mean: {', '.join(dict.fromkeys(suggestions))}?" if suggestions else ""
     return f"I could not find an entity of the graph in that question.{hint}"
 
 
-def _answer_impact(snapshot: Snapshot, ref: str) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...]]:
-    result = blast_radius(snapshot, ref)
+def _answer_impact(snapshot: Snapshot, ref: str, viewer: Viewer) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...]]:
+    result = blast_radius(snapshot, ref, viewer=viewer)
     name = short_name(ref)
     if not result.impacted:
         return (f"Nothing in the graph depends on {name}.",), ()
@@ -186,6 +188,8 @@ def _answer_impact(snapshot: Snapshot, ref: str) -> tuple[tuple[str, ...], tuple
     sentences = [f"If {name} goes down, {_join(breaks)} break{'s' if len(breaks) == 1 else ''}."] if breaks else []
     if degrades:
         sentences.append(f"{_join(degrades)} degrade{'s' if len(degrades) == 1 else ''} (soft dependencies).")
+    if result.hidden_count:
+        sentences.append(f"{result.hidden_count} more impacted entities are not visible here.")
     if result.survives:
         sentences.append(f"Survives: {_join([short_name(s) for s in result.survives])}.")
     edges = tuple(dict.fromkeys(e for i in result.impacted for e in i.edges))
@@ -206,13 +210,17 @@ _KIND_WORDS = (("api", "api"), ("database", "resource"), ("datastore", "resource
 _DEPENDENCY_WORDS = re.compile(r"\b(depend|call|use|consum|relies|rely|publish|read|writ|runs|backed|talk)")
 
 
-def _answer_ownership(snapshot: Snapshot, ref: str, question: str) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...]]:
+def _answer_ownership(
+    snapshot: Snapshot, ref: str, question: str, viewer: Viewer
+) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...]]:
     """Owners of the entity, or, when the question asks through a dependency, of what it depends on."""
     lowered = question.casefold()
     targets = [ref]
     via: list[EdgeFacts] = []
     if _DEPENDENCY_WORDS.search(lowered):
-        deps: Sequence[Dependency] = suspects(snapshot, ref, now=snapshot.built_at, max_depth=1).dependencies
+        deps: Sequence[Dependency] = suspects(
+            snapshot, ref, now=snapshot.built_at, max_depth=1, viewer=viewer
+        ).dependencies
         relations = [rel for verb, rel in _VERB_RELATIONS if verb in lowered]
         kinds = [kind for word, kind in _KIND_WORDS if word in lowered]
         deps = _narrowed(deps, lambda d: d.edges[-1].rel, relations)
@@ -221,10 +229,11 @@ def _answer_ownership(snapshot: Snapshot, ref: str, question: str) -> tuple[tupl
         via = [e for d in deps for e in d.edges]
     sentences, edges = [], list(via)
     for target in targets:
-        owners = snapshot.owners(target)
+        owners = visible(snapshot, snapshot.owners(target), viewer)
         sentences.append(_owner_sentence(target, owners))
-        edges += [e for e in snapshot.out_edges.get(target, ()) if e.rel == "owned_by"]
-        disputed = [c.owner for c in snapshot.owner_claims(target) if c.owner not in owners]
+        edges += [e for e in snapshot.out_edges.get(target, ()) if e.rel == "owned_by" and e.dst in owners]
+        claimed = visible(snapshot, (c.owner for c in snapshot.owner_claims(target)), viewer)
+        disputed = [owner for owner in claimed if owner not in owners]
         if disputed:
             others = _join([short_name(o) for o in disputed])
             sentences.append(f"Text also names {others} as owner of {short_name(target)}.")
@@ -244,9 +253,9 @@ def _owner_sentence(ref: str, owners: tuple[str, ...]) -> str:
 
 
 def _answer_dependencies(
-    snapshot: Snapshot, ref: str, now: datetime, window: timedelta
+    snapshot: Snapshot, ref: str, now: datetime, window: timedelta, viewer: Viewer
 ) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...]]:
-    result = suspects(snapshot, ref, now=now, window=window)
+    result = suspects(snapshot, ref, now=now, window=window, viewer=viewer)
     name = short_name(ref)
     if not result.dependencies:
         return (f"{name} depends on nothing in the graph.",), ()
@@ -269,8 +278,8 @@ def _answer_dependencies(
     return tuple(sentences), edges
 
 
-def _answer_path(snapshot: Snapshot, a: str, b: str) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...]]:
-    found = find_path(snapshot, a, b)
+def _answer_path(snapshot: Snapshot, a: str, b: str, viewer: Viewer) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...]]:
+    found = find_path(snapshot, a, b, viewer=viewer)
     if not found.path:
         return (f"The graph has no chain of edges between {short_name(a)} and {short_name(b)}.",), ()
     chain = " -> ".join(short_name(r) for r in found.path)

@@ -11,6 +11,7 @@ import numpy as np
 from graph.compiled import UNREACHED, IntArray, best_parents, reverse_levels
 from graph.relations import PART_OF, RUNTIME_KINDS, propagates
 from graph.snapshot import EdgeFacts, Snapshot
+from graph.visibility import EVERYONE, Viewer, can_see, redact_path, visible
 
 BREAKS = "breaks"
 DEGRADES = "degrades"
@@ -23,9 +24,10 @@ class Impact:
     entity: str
     hops: int
     impact: str
-    path: tuple[str, ...]  # from the failed entity to this one
+    path: tuple[str, ...]  # from the failed entity to this one; HIDDEN where the viewer may not look
     edges: tuple[EdgeFacts, ...]  # each in its true direction: path[i+1] depends on path[i]
     owners: tuple[str, ...]
+    hidden: int = 0  # entities on the path the viewer may not see
 
 
 _Path = tuple[tuple[str, ...], tuple[EdgeFacts, ...]]
@@ -47,6 +49,7 @@ class BlastRadius:
     max_depth: int | None
     _hard: IntArray
     _all: IntArray
+    viewer: Viewer = EVERYONE
     _parents: dict[bool, tuple[int, IntArray]] = field(default_factory=dict, init=False, repr=False)
 
     @cached_property
@@ -73,10 +76,24 @@ class BlastRadius:
         memo: dict[tuple[bool, int], _Path] = {}
         impacts = []
         for position, hop, soft in zip(positions.tolist(), hops.tolist(), degraded.tolist(), strict=True):
-            path, edges = self._path(position, hop, not soft, memo)
             ref = refs[position]
-            impacts.append(Impact(ref, hop, DEGRADES if soft else BREAKS, path, edges, self.snapshot.owners(ref)))
+            if not can_see(self.snapshot, ref, self.viewer):
+                continue
+            path, edges = self._path(position, hop, not soft, memo)
+            shown, kept, hidden = redact_path(self.snapshot, path, edges, self.viewer)
+            owners = visible(self.snapshot, self.snapshot.owners(ref), self.viewer)
+            impacts.append(Impact(ref, hop, DEGRADES if soft else BREAKS, shown, kept, owners, hidden))
         return tuple(impacts)
+
+    @property
+    def hidden_count(self) -> int:
+        """Impacted entities the viewer may not see: counted, never named."""
+        position = self.snapshot.walk_index.position
+        return sum(
+            1
+            for ref in self.snapshot.restricted
+            if self._all[position[ref]] > 0 and not can_see(self.snapshot, ref, self.viewer)
+        )
 
     @cached_property
     def survives(self) -> tuple[str, ...]:
@@ -84,7 +101,11 @@ class BlastRadius:
         index = self.snapshot.walk_index
         hit = self._all >= 0
         return tuple(
-            ref for i, ref in enumerate(index.refs) if not hit[i] and self.snapshot.entities[ref].kind in RUNTIME_KINDS
+            ref
+            for i, ref in enumerate(index.refs)
+            if not hit[i]
+            and self.snapshot.entities[ref].kind in RUNTIME_KINDS
+            and can_see(self.snapshot, ref, self.viewer)
         )
 
     @cached_property
@@ -94,6 +115,8 @@ class BlastRadius:
         totals: Counter[str] = Counter()
         hits: Counter[str] = Counter()
         for system, parts in self._system_parts().items():
+            if not can_see(self.snapshot, system, self.viewer):
+                continue
             totals[system] = len(parts)
             hits[system] = len(parts & impacted)
         return tuple(SystemImpact(s, hits[s], totals[s]) for s in sorted(totals) if hits[s])
@@ -162,7 +185,9 @@ def _best_edge(snapshot: Snapshot, dependent: str, dependency: str, hard_only: b
     return max(candidates, key=lambda e: (e.rank, e.rel == "depends_on", e.rel))
 
 
-def blast_radius(snapshot: Snapshot, failed: str, *, max_depth: int | None = None) -> BlastRadius:
+def blast_radius(
+    snapshot: Snapshot, failed: str, *, max_depth: int | None = None, viewer: Viewer = EVERYONE
+) -> BlastRadius:
     """Every entity that transitively depends on `failed` over propagating relations.
 
     An entity reachable only through a soft dependency `degrades`; the rest `break`. Cycles end.
@@ -172,4 +197,4 @@ def blast_radius(snapshot: Snapshot, failed: str, *, max_depth: int | None = Non
     everything = reverse_levels(index, start, hard_only=False, max_depth=max_depth)
     # Without soft pairs the hard-only walk is the same walk: skip it (half of a query's time).
     hard = reverse_levels(index, start, hard_only=True, max_depth=max_depth) if index.any_soft else everything
-    return BlastRadius(snapshot, failed, max_depth, hard, everything)
+    return BlastRadius(snapshot, failed, max_depth, hard, everything, viewer)

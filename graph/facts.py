@@ -142,6 +142,7 @@ class SourceMark:
     last_error: str = ""
     last_attempt: datetime | None = None
     version: str = ""
+    held_reason: str = ""
 
     @property
     def ok(self) -> bool:

@@ -80,6 +80,7 @@ def slug(text: str) -> str:
     return "-".join(words) or "unnamed"
 
 
+Allow = Callable[[str], bool]
 TIERS: tuple[tuple[str, Callable[[str], str]], ...] = (("exact", exact_key), ("canonical", canonical), ("loose", loose))
 
 
@@ -126,10 +127,12 @@ class AliasIndex:
         self._fuzzy_keys = tuple(fuzzy)
         self._fuzzy_refs = tuple(tuple(sorted(fuzzy[k])) for k in self._fuzzy_keys)
 
-    def lookup(self, text: str) -> tuple[str, frozenset[str]]:
-        """(tier, refs) of the first tier where `text` matches anything; ("", empty) if none."""
+    def lookup(self, text: str, allow: Allow | None = None) -> tuple[str, frozenset[str]]:
+        """(tier, refs) of the first tier where `text` matches an allowed entity; ("", empty) if none."""
         for tier, keyfn in TIERS:
-            refs = self._tiers[tier].get(keyfn(text))
+            refs = self._tiers[tier].get(keyfn(text), frozenset())
+            if allow is not None:
+                refs = frozenset(r for r in refs if allow(r))
             if refs:
                 return tier, refs
         return "", frozenset()
@@ -146,7 +149,9 @@ class AliasIndex:
                     found.append(AliasCollision(key, tier, tuple(sorted(refs))))
         return tuple(sorted(found, key=lambda c: (c.key, c.tier)))
 
-    def suggest(self, text: str, *, limit: int = 5, cutoff: float = 60.0) -> tuple[str, ...]:
+    def suggest(
+        self, text: str, *, limit: int = 5, cutoff: float = 60.0, allow: Allow | None = None
+    ) -> tuple[str, ...]:
         """Refs whose names look like `text`, best first; suggestions only, never a resolution."""
         key = canonical(text)
         if not key or not self._fuzzy_keys:
@@ -155,17 +160,20 @@ class AliasIndex:
         ranked: list[str] = []
         for _key, _score, position in hits:
             for ref in self._fuzzy_refs[position]:
-                if ref not in ranked:
+                if ref not in ranked and (allow is None or allow(ref)):
                     ranked.append(ref)
         return tuple(ranked[:limit])
 
 
-def resolve(index: AliasIndex, text: str, *, limit: int = 5) -> Resolution:
-    """Resolve `text` to one entity; ambiguity returns every candidate, a miss returns suggestions."""
-    tier, refs = index.lookup(text)
+def resolve(index: AliasIndex, text: str, *, limit: int = 5, allow: Allow | None = None) -> Resolution:
+    """Resolve `text` to one entity; ambiguity returns every candidate, a miss returns suggestions.
+
+    `allow` hides entities from this caller entirely: they neither resolve nor are suggested.
+    """
+    tier, refs = index.lookup(text, allow)
     if len(refs) == 1:
         return Resolution(text, next(iter(refs)), matched_by=tier)
     if refs:
         ordered = tuple(sorted(refs))
         return Resolution(text, None, candidates=ordered, suggestions=ordered, matched_by=tier)
-    return Resolution(text, None, suggestions=index.suggest(text, limit=limit))
+    return Resolution(text, None, suggestions=index.suggest(text, limit=limit, allow=allow))

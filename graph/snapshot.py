@@ -113,10 +113,17 @@ class Snapshot:
     def with_marks(self, marks: Mapping[str, SourceMark]) -> Snapshot:
         """The same graph with fresher source marks; compiled indexes carry over."""
         fresh = replace(self, marks=MappingProxyType(dict(marks)))
-        for cached in ("walk_index", "graph"):
+        for cached in ("walk_index", "graph", "restricted"):
             if cached in self.__dict__:
                 fresh.__dict__[cached] = self.__dict__[cached]
         return fresh
+
+    @cached_property
+    def restricted(self) -> frozenset[str]:
+        """Entities annotated `oncall-graph/visibility: restricted`."""
+        from graph.visibility import restricted_refs
+
+        return restricted_refs(self)
 
     @cached_property
     def walk_index(self) -> WalkIndex:

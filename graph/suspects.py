@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from graph.facts import Deploy
 from graph.relations import propagates
 from graph.snapshot import EdgeFacts, Snapshot
+from graph.visibility import EVERYONE, Viewer, can_see, redact_path, visible
 from graph.walk import layered_walk, path_to
 
 ITSELF = "the alerting service itself"
@@ -32,6 +33,7 @@ class Dependency:
     edges: tuple[EdgeFacts, ...]
     owners: tuple[str, ...]
     deploys: tuple[SuspectDeploy, ...]
+    hidden: int = 0  # entities on the path the viewer may not see
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,7 @@ class Suspects:
     max_depth: int
     dependencies: tuple[Dependency, ...]
     own_deploys: tuple[SuspectDeploy, ...]
+    hidden: int = 0  # dependencies the viewer may not see
 
     @property
     def suspect_deploys(self) -> tuple[SuspectDeploy, ...]:
@@ -65,17 +68,28 @@ def _dependencies_of(snapshot: Snapshot, ref: str) -> Iterable[tuple[str, EdgeFa
 
 
 def suspects(
-    snapshot: Snapshot, entity: str, *, now: datetime, window: timedelta = timedelta(hours=6), max_depth: int = 2
+    snapshot: Snapshot,
+    entity: str,
+    *,
+    now: datetime,
+    window: timedelta = timedelta(hours=6),
+    max_depth: int = 2,
+    viewer: Viewer = EVERYONE,
 ) -> Suspects:
     """Forward walk to `max_depth`; each dependency with owners and its deploys in (now-window, now]."""
     since = now - window
     walk = layered_walk(entity, lambda r: _dependencies_of(snapshot, r), cost=lambda e: (-e.rank,), max_depth=max_depth)
     dependencies = []
+    hidden = 0
     for ref, hop in sorted(walk.items(), key=lambda kv: (kv[1].hops, kv[0])):
         if ref == entity:
             continue
-        path, edges = path_to(walk, ref)
+        if not can_see(snapshot, ref, viewer):
+            hidden += 1
+            continue
+        path, edges, hidden_on_path = redact_path(snapshot, *path_to(walk, ref), viewer)
         found = tuple(SuspectDeploy(d, reason_for(hop.hops)) for d in deploys_in_window(snapshot, ref, since, now))
-        dependencies.append(Dependency(ref, hop.hops, path, edges, snapshot.owners(ref), found))
+        owners = visible(snapshot, snapshot.owners(ref), viewer)
+        dependencies.append(Dependency(ref, hop.hops, path, edges, owners, found, hidden_on_path))
     own = tuple(SuspectDeploy(d, ITSELF) for d in deploys_in_window(snapshot, entity, since, now))
-    return Suspects(entity, now, since, max_depth, tuple(dependencies), own)
+    return Suspects(entity, now, since, max_depth, tuple(dependencies), own, hidden)

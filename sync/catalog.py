@@ -1,84 +1,47 @@
 """Backstage service catalog: descriptor files, folders or the catalog API, read into `SourceFacts`.
 
-`fetch_catalog_documents` does the I/O and raises when the catalog cannot be had at all;
-`parse_catalog` is pure and turns every bad part into a `Problem`, keeping the rest.
+`fetch_catalog_documents` (in `sync.catalog_fetch`) does the I/O and raises when the catalog cannot
+be had at all; `parse_catalog` is pure and turns every bad part into a `Problem`, keeping the rest.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
-
-import httpx
 
 from graph.facts import AliasClaim, Assertion, Citation, Entity, Problem, SourceFacts
-from graph.refs import RefError, format_ref, split_ref
-from graph.relations import (
-    CHILD_OF,
-    CONSUMES_API,
-    DEPENDS_ON,
-    MEMBER_OF,
-    OWNED_BY,
-    PART_OF,
-    PROVIDES_API,
+from graph.refs import format_ref
+from graph.relations import CONSUMES_API, DEPENDS_ON, PROVIDES_API
+from sync.catalog_fetch import (
+    API_PATH,
+    CatalogDocuments,
+    bearer_headers,
+    catalog_api_url,
+    fetch_catalog_documents,
+    parse_catalog_body,
 )
-from sync.textfiles import display_name
-from sync.yaml_documents import YamlDocuments, load_yaml, load_yaml_files
+from sync.catalog_refs import KIND_FIELDS, parse_ref_edges, unread_ref_fields
+
+__all__ = [
+    "ALIASES_ANNOTATION",
+    "API_PATH",
+    "PAGERDUTY_ANNOTATION",
+    "CatalogDocuments",
+    "catalog_api_url",
+    "fetch_catalog_documents",
+    "parse_catalog",
+    "parse_catalog_api",
+    "read_catalog",
+]
 
 ALIASES_ANNOTATION = "oncall-graph/aliases"
 PAGERDUTY_ANNOTATION = "pagerduty.com/service-id"
-API_PATH = "/api/catalog/entities"
-# Where an API entity was defined, most precise first.
-_LOCATION_ANNOTATIONS = ("backstage.io/managed-by-location", "backstage.io/managed-by-origin-location")
 # Backstage kinds we do not read and that every real catalog holds: not worth a warning.
 _QUIET_KINDS = frozenset({"location", "template"})
 _NAME = re.compile(r"[a-zA-Z0-9]+(?:[-_.][a-zA-Z0-9]+)*")
 _NAMESPACE = re.compile(r"[a-zA-Z0-9]+(?:-[a-zA-Z0-9]+)*")
-
-
-@dataclass(frozen=True, slots=True)
-class _RefField:
-    """A spec field holding references, and the edge each one makes."""
-
-    name: str
-    rel: str
-    default_kind: str | None  # None: Backstage gives no default, a kindless ref is only a guess
-    many: bool = False
-    reverse: bool = False  # the edge runs from the target to the entity
-
-
-_OWNER = _RefField("owner", OWNED_BY, "group")
-_SYSTEM = _RefField("system", PART_OF, "system")
-_DEPENDS_ON = _RefField("dependsOn", DEPENDS_ON, None, many=True)
-_DEPENDENCY_OF = _RefField("dependencyOf", DEPENDS_ON, None, many=True, reverse=True)
-_FIELDS: dict[str, tuple[_RefField, ...]] = {
-    "component": (
-        _OWNER,
-        _SYSTEM,
-        _RefField("subcomponentOf", PART_OF, "component"),
-        _RefField("providesApis", PROVIDES_API, "api", many=True),
-        _RefField("consumesApis", CONSUMES_API, "api", many=True),
-        _DEPENDS_ON,
-        _DEPENDENCY_OF,
-    ),
-    "resource": (_OWNER, _SYSTEM, _DEPENDS_ON, _DEPENDENCY_OF),
-    "api": (_OWNER, _SYSTEM),
-    "system": (_OWNER, _RefField("domain", PART_OF, "domain")),
-    "domain": (_OWNER, _RefField("subdomainOf", PART_OF, "domain")),
-    "group": (
-        _RefField("parent", CHILD_OF, "group"),
-        _RefField("children", CHILD_OF, "group", many=True, reverse=True),
-        _RefField("members", MEMBER_OF, "user", many=True, reverse=True),
-    ),
-    "user": (_RefField("memberOf", MEMBER_OF, "group", many=True),),
-}
-_ALL_REF_FIELDS = frozenset(f.name for fields in _FIELDS.values() for f in fields)
 # Required by Backstage's schemas; a missing one is reported, the entity is still used.
 _REQUIRED = {
     "component": ("type", "lifecycle"),
@@ -90,14 +53,6 @@ _REQUIRED = {
 
 
 @dataclass(frozen=True, slots=True)
-class CatalogDocuments:
-    """Fetched documents as (locator, document), and what was wrong with the files."""
-
-    documents: tuple[tuple[str, object], ...] = ()
-    problems: tuple[Problem, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class _Document:
     entity: Entity | None = None
     assertions: tuple[Assertion, ...] = ()
@@ -105,102 +60,21 @@ class _Document:
     problems: tuple[Problem, ...] = ()
 
 
-def read_catalog(source: str, location: str, *, timeout: float = 30.0) -> SourceFacts:
-    """Fetch and parse one catalog location; raises only when nothing could be fetched."""
-    fetched = fetch_catalog_documents(location, timeout=timeout)
+def read_catalog(source: str, location: str, *, timeout: float = 30.0, token: str = "") -> SourceFacts:
+    """Fetch and parse one catalog location; raises only when nothing could be fetched.
+
+    `token` is a Backstage static access token, sent as `Authorization: Bearer` to a catalog URL only.
+    """
+    fetched = fetch_catalog_documents(location, timeout=timeout, headers=bearer_headers(token))
     facts = parse_catalog(source, fetched.documents)
     return replace(facts, problems=fetched.problems + facts.problems)
-
-
-def fetch_catalog_documents(
-    location: str, *, timeout: float = 30.0, headers: Mapping[str, str] | None = None
-) -> CatalogDocuments:
-    """Documents of a file, a folder (recursively, sorted) or a catalog API URL.
-
-    Raises FileNotFoundError for a missing path and httpx errors when the HTTP request fails;
-    a body that is not a JSON array of entities is a problem.
-    """
-    if urlsplit(location).scheme in ("http", "https"):
-        return _fetch_url(location, timeout, headers or {})
-    path = Path(location)
-    if path.is_dir():
-        files = _catalog_files(path)
-        if not files:
-            return CatalogDocuments(problems=(Problem(location, "no *.yaml or *.yml files found", "", "error"),))
-        return _numbered(load_yaml_files(files))
-    if path.is_file():
-        return _numbered(load_yaml_files([(path, location)]))
-    raise FileNotFoundError(f"catalog {location!r}: no such file or folder")
-
-
-def _catalog_files(folder: Path) -> list[tuple[Path, str]]:
-    # Locators are relative to the folder's parent (`catalog/payments.yaml`); hidden folders such
-    # as .git and .github hold no descriptors, only YAML that is not a catalog.
-    prefix = folder.resolve().name
-    found: list[tuple[str, Path]] = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for file in files:
-            if not file.startswith(".") and file.lower().endswith((".yaml", ".yml")):
-                relative = Path(root, file).relative_to(folder).as_posix()
-                found.append((f"{prefix}/{relative}" if prefix else relative, Path(root, file)))
-    return [(path, name) for name, path in sorted(found)]
-
-
-def _numbered(files: Iterable[YamlDocuments]) -> CatalogDocuments:
-    documents = tuple((f"{file.name}#{index}", doc) for file in files for index, doc in file.documents)
-    return CatalogDocuments(documents, tuple(p for file in files for p in file.problems))
-
-
-def catalog_api_url(location: str) -> str:
-    """The URL to GET: a bare `http(s)://host` means that host's `/api/catalog/entities`."""
-    parts = urlsplit(location)
-    return urlunsplit(parts._replace(path=API_PATH)) if parts.path in ("", "/") else location
 
 
 def parse_catalog_api(source: str, name: str, body: str) -> SourceFacts:
     """Parse a fetched body: a JSON array of entities, or YAML when `name` ends in .yaml/.yml."""
-    fetched = _body_documents(name, body)
+    fetched = parse_catalog_body(name, body)
     facts = parse_catalog(source, fetched.documents)
     return replace(facts, problems=fetched.problems + facts.problems)
-
-
-def _fetch_url(location: str, timeout: float, headers: Mapping[str, str]) -> CatalogDocuments:
-    url = catalog_api_url(location)
-    response = httpx.get(url, timeout=timeout, follow_redirects=True, headers={"Accept": "application/json", **headers})
-    response.raise_for_status()
-    return _body_documents(display_name(url), response.text)
-
-
-def _body_documents(name: str, body: str) -> CatalogDocuments:
-    if urlsplit(name).path.lower().endswith((".yaml", ".yml")):
-        return _numbered([load_yaml(body, name)])
-    try:
-        entities = json.loads(body)
-    except ValueError as exc:
-        return CatalogDocuments(problems=(Problem(name, f"the catalog API answered with no JSON: {exc}", "", "error"),))
-    if isinstance(entities, Mapping) and isinstance(entities.get("items"), list):
-        entities = entities["items"]  # the paginated `by-query` endpoint
-    if not isinstance(entities, list):
-        message = f"the catalog API answered with a JSON {type(entities).__name__}, not an array of entities"
-        return CatalogDocuments(problems=(Problem(name, message, "", "error"),))
-    return CatalogDocuments(tuple((_api_locator(index, entity), entity) for index, entity in enumerate(entities)))
-
-
-def _api_locator(index: int, entity: object) -> str:
-    if not isinstance(entity, Mapping) or not isinstance(entity.get("metadata"), Mapping):
-        return f"entity[{index}]"
-    metadata = entity["metadata"]
-    try:
-        ref = format_ref(*split_ref({**metadata, "kind": entity.get("kind")}))
-    except (RefError, AttributeError):
-        ref = f"entity[{index}]"
-    annotations = metadata.get("annotations")
-    if isinstance(annotations, Mapping):
-        for key in _LOCATION_ANNOTATIONS:
-            if isinstance(annotations.get(key), str):
-                return f"{annotations[key]}#{ref}"
-    return ref
 
 
 def parse_catalog(source: str, documents: Iterable[tuple[str, object]]) -> SourceFacts:
@@ -278,13 +152,13 @@ def _parse_document(citation: Citation, document: object) -> _Document:
 def _refusal(where: str, kind: str, api_version: object) -> tuple[Problem, ...] | None:
     """None when the document is read; else the problems of skipping it (none for quiet kinds)."""
     if not isinstance(api_version, str) or not api_version.startswith("backstage.io/"):
-        if kind in _FIELDS or api_version is None:
+        if kind in KIND_FIELDS or api_version is None:
             message = f"apiVersion {api_version!r} does not start with backstage.io/: skipped"
             return (Problem(where, message, "apiVersion", "error"),)
         return (Problem(where, f"not a Backstage entity (apiVersion {api_version}): skipped", "apiVersion"),)
     if kind in _QUIET_KINDS:
         return ()
-    if kind not in _FIELDS:
+    if kind not in KIND_FIELDS:
         return (Problem(where, f"kind {kind!r} is not read: skipped", "kind"),)
     return None
 
@@ -302,16 +176,8 @@ def _entity_document(
     problems = _name_problems(where, name, namespace) + _shape_problems(where, kind, spec)
     annotations = _annotations(where, metadata.get("annotations"), problems)
     texts = _texts(where, metadata, spec, problems)
-    assertions: dict[tuple[str, str, str], Assertion] = {}  # a ref listed twice is one assertion
-    first_target: dict[str, str] = {}
-    for field in _FIELDS[kind]:
-        value = spec.get(field.name)
-        if value is None:
-            continue
-        for target, kindless in _targets(where, field, value, namespace, problems):
-            src, dst = (target, ref) if field.reverse else (ref, target)
-            assertions.setdefault((src, field.rel, dst), Assertion(src, field.rel, dst, citation, kindless=kindless))
-            first_target.setdefault(field.name, target)
+    edges = parse_ref_edges(citation, kind, ref, namespace, spec)
+    problems.extend(edges.problems)
     entity = Entity(
         ref,
         kind,
@@ -321,13 +187,13 @@ def _entity_document(
         type=texts.get("type", ""),
         title=texts.get("title", ""),
         description=texts.get("description", ""),
-        owner=first_target.get("owner", ""),
-        system=first_target.get("system", ""),
+        owner=edges.first_targets.get("owner", ""),
+        system=edges.first_targets.get("system", ""),
         lifecycle=texts.get("lifecycle", ""),
         annotations=annotations,
     )
     claims = tuple(AliasClaim(alias, ref, citation) for alias in _aliases(texts.get("title", ""), annotations))
-    return _Document(entity, tuple(assertions.values()), claims, tuple(problems))
+    return _Document(entity, edges.assertions, claims, tuple(problems))
 
 
 def _name_problems(where: str, name: str, namespace: str) -> list[Problem]:
@@ -346,10 +212,7 @@ def _shape_problems(where: str, kind: str, spec: Mapping[str, object]) -> list[P
     for field in _REQUIRED.get(kind, ()):
         if field not in spec:
             problems.append(Problem(where, f"required for a {kind}; missing", f"spec.{field}"))
-    read = {field.name for field in _FIELDS[kind]}
-    for field in sorted(_ALL_REF_FIELDS.intersection(spec) - read):
-        problems.append(Problem(where, f"Backstage does not read {field} on a {kind}: ignored", f"spec.{field}"))
-    return problems
+    return problems + unread_ref_fields(where, kind, spec)
 
 
 def _texts(
@@ -380,46 +243,6 @@ def _annotations(where: str, value: object, problems: list[Problem]) -> Mapping[
             message = f"annotation values must be text, got {_type(text)}: ignored"
             problems.append(Problem(where, message, f"metadata.annotations.{key}"))
     return annotations
-
-
-def _targets(
-    where: str, field: _RefField, value: object, namespace: str, problems: list[Problem]
-) -> list[tuple[str, bool]]:
-    """(full ref, or `namespace/name` when kindless; kindless) for each good ref in the field."""
-    if value is None:
-        return []
-    path = f"spec.{field.name}"
-    items: list[tuple[str, object]]
-    if not field.many:
-        if isinstance(value, list):
-            problems.append(Problem(where, "expected one reference, got a list: ignored", path, "error"))
-            return []
-        items = [(path, value)]
-    elif isinstance(value, list):
-        items = [(f"{path}[{index}]", item) for index, item in enumerate(value)]
-    else:
-        problems.append(Problem(where, "expected a list of references; read as a list of one", path))
-        items = [(f"{path}[0]", value)]
-    targets = [_target(where, field, at, item, namespace, problems) for at, item in items]
-    return [target for target in targets if target is not None]
-
-
-def _target(
-    where: str, field: _RefField, at: str, value: object, namespace: str, problems: list[Problem]
-) -> tuple[str, bool] | None:
-    try:
-        kind, target_namespace, name = split_ref(value, default_namespace=namespace)
-    except RefError as exc:
-        problems.append(Problem(where, f"{exc}: ignored", at, "error"))
-        return None
-    if kind or field.default_kind:
-        return format_ref(kind or field.default_kind or "", target_namespace, name), False
-    message = (
-        f"reference {value!r} had missing or empty kind, and {field.name} has no default kind: "
-        f"used only if exactly one component or resource is named {target_namespace}/{name}"
-    )
-    problems.append(Problem(where, message, at))
-    return f"{target_namespace}/{name}", True
 
 
 def _aliases(title: str, annotations: Mapping[str, str]) -> list[str]:

@@ -13,8 +13,9 @@ from datetime import UTC, timedelta
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from graph.freshness import measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
-from sync.lag import LagNotifier, LagTransition, measure_lag
+from sync.lag import LagNotifier, LagTransition
 from sync.leader import Leadership
 from sync.refresh import DEFAULT_MAX_DROP, Clock, SyncReport, load_snapshot, sync_once
 from sync.sources import SourceSpec
@@ -104,7 +105,7 @@ class SyncService:
         """Alert once when a source goes stale and once when it recovers, whichever replica sees it."""
         now = self.clock()
         states = self.store.source_states()
-        wanted = [states[n] for n in self.names if n in states]
+        wanted = [states[n].mark() for n in self.names if n in states]
         report = measure_lag(wanted, now, interval=self.settings.interval, overrides=self.settings.stale_after)
         sent = []
         for lag in report.sources:

@@ -38,7 +38,9 @@ class SourceState:
     stale_changed_at: datetime | None = None
 
     def mark(self) -> SourceMark:
-        return SourceMark(self.name, self.last_success, self.last_error, self.last_attempt, self.content_version)
+        return SourceMark(
+            self.name, self.last_success, self.last_error, self.last_attempt, self.content_version, self.held_reason
+        )
 
 
 @dataclass(frozen=True, slots=True)

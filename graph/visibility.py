@@ -1,0 +1,71 @@
+"""Who may see what: restricted entities are visible only in their allowed channels or to their
+allowed users. Everyone else never sees their names — in paths, lists, owners or suggestions —
+but walks still pass through them, so counts and chains stay true ("1 hidden entity").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from graph.names import Resolution, resolve
+
+if TYPE_CHECKING:
+    from graph.snapshot import EdgeFacts, Snapshot
+
+VISIBILITY = "oncall-graph/visibility"
+ALLOWED_CHANNELS = "oncall-graph/allowed-channels"
+ALLOWED_USERS = "oncall-graph/allowed-users"
+HIDDEN = "(hidden)"
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Where a question comes from. `everything` is for operators (the command line)."""
+
+    channel: str = ""
+    user: str = ""
+    everything: bool = False
+
+
+EVERYONE = Viewer(everything=True)
+
+
+def _listed(value: str) -> set[str]:
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+def can_see(snapshot: Snapshot, ref: str, viewer: Viewer) -> bool:
+    if viewer.everything or ref not in snapshot.restricted:
+        return True
+    annotations = snapshot.entities[ref].annotations
+    return viewer.channel in _listed(annotations.get(ALLOWED_CHANNELS, "")) or viewer.user in _listed(
+        annotations.get(ALLOWED_USERS, "")
+    )
+
+
+def restricted_refs(snapshot: Snapshot) -> frozenset[str]:
+    return frozenset(
+        ref for ref, e in snapshot.entities.items() if e.annotations.get(VISIBILITY, "").strip().lower() == "restricted"
+    )
+
+
+def visible(snapshot: Snapshot, refs: Iterable[str], viewer: Viewer) -> tuple[str, ...]:
+    return tuple(r for r in refs if can_see(snapshot, r, viewer))
+
+
+def redact_path(
+    snapshot: Snapshot, path: tuple[str, ...], edges: tuple[EdgeFacts, ...], viewer: Viewer
+) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...], int]:
+    """(path with hidden entities replaced by HIDDEN, the edges between visible ones, hidden count)."""
+    shown = tuple(r if can_see(snapshot, r, viewer) else HIDDEN for r in path)
+    kept = tuple(e for e in edges if can_see(snapshot, e.src, viewer) and can_see(snapshot, e.dst, viewer))
+    return shown, kept, shown.count(HIDDEN)
+
+
+def resolve_for(snapshot: Snapshot, text: str, viewer: Viewer) -> Resolution:
+    """Resolve a name as this viewer may: restricted entities neither resolve nor are suggested."""
+    if viewer.everything or not snapshot.restricted:
+        return resolve(snapshot.aliases, text)
+    return resolve(snapshot.aliases, text, allow=lambda ref: can_see(snapshot, ref, viewer))

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from graph.ask import ask
+from graph.blast import blast_radius
+from graph.paths import find_path
+from graph.suspects import suspects
+from graph.visibility import HIDDEN, Viewer, resolve_for
+from tests.graph.builders import BUILT_AT, dep, entity, snapshot
+
+SECRET = {
+    "oncall-graph/visibility": "restricted",
+    "oncall-graph/allowed-channels": "C-SEC",
+    "oncall-graph/allowed-users": "U-CISO",
+}
+OUTSIDER = Viewer(channel="C-OPS", user="U-SRE")
+
+
+def c(name: str) -> str:
+    return f"component:default/{name}"
+
+
+def snap():  # type: ignore[no-untyped-def]
+    # web -> vault-proxy (restricted) -> redis; billing -> redis; lonely; vault-proxy owned by a restricted team
+    return snapshot(
+        [entity(c("web")), entity(c("vault-proxy"), annotations=SECRET), entity(c("redis")), entity(c("billing")),
+         entity(c("lonely")), entity(c("hsm"), annotations=SECRET),
+         entity("group:default/secops", annotations=SECRET), entity("group:default/web-team")],
+        [dep(c("web"), c("vault-proxy")), dep(c("vault-proxy"), c("redis")), dep(c("billing"), c("redis")),
+         dep(c("vault-proxy"), "group:default/secops", rel="owned_by"),
+         dep(c("web"), "group:default/secops", rel="owned_by"), dep(c("web"), "group:default/web-team", rel="owned_by")],
+    )  # fmt: skip
+
+
+def test_restricted_entity_never_appears_to_an_outsider_but_the_chain_stays_true() -> None:
+    result = blast_radius(snap(), c("redis"), viewer=OUTSIDER)
+    names = {i.entity for i in result.impacted}
+    assert names == {c("web"), c("billing")}
+    assert result.hidden_count == 1
+    web = next(i for i in result.impacted if i.entity == c("web"))
+    assert web.path == (c("redis"), HIDDEN, c("web")) and web.hidden == 1
+    assert all(c("vault-proxy") not in (e.src, e.dst) for e in web.edges)
+    assert web.owners == ("group:default/web-team",)
+    assert c("hsm") not in result.survives and c("lonely") in result.survives
+
+
+def test_allowed_channel_and_allowed_user_see_everything() -> None:
+    for viewer in (Viewer(channel="C-SEC"), Viewer(user="U-CISO")):
+        result = blast_radius(snap(), c("redis"), viewer=viewer)
+        assert c("vault-proxy") in {i.entity for i in result.impacted}
+        assert result.hidden_count == 0
+
+
+def test_restricted_names_do_not_resolve_or_get_suggested_for_outsiders() -> None:
+    s = snap()
+    assert resolve_for(s, "vault-proxy", OUTSIDER).entity is None
+    assert c("vault-proxy") not in resolve_for(s, "vault-prox", OUTSIDER).suggestions
+    assert resolve_for(s, "vault-proxy", Viewer(channel="C-SEC")).entity == c("vault-proxy")
+
+
+def test_suspects_and_paths_hide_restricted_hops() -> None:
+    s = snap()
+    found = suspects(s, c("web"), now=BUILT_AT, viewer=OUTSIDER)
+    assert [d.entity for d in found.dependencies] == [c("redis")]
+    assert found.hidden == 1 and found.dependencies[0].path == (c("web"), HIDDEN, c("redis"))
+    path = find_path(s, c("web"), c("redis"), viewer=OUTSIDER)
+    assert path.path == (c("web"), HIDDEN, c("redis")) and path.edges == () and path.hidden == 1
+
+
+def test_ask_never_names_a_restricted_entity_to_an_outsider() -> None:
+    answer = ask(snap(), "what breaks if redis goes down?", now=BUILT_AT, viewer=OUTSIDER)
+    assert "vault" not in answer.text and "secops" not in answer.text
+    assert "1 more impacted entities are not visible here." in answer.sentences
