@@ -31,6 +31,16 @@ class LagReport:
         return any(s.stale for s in self.sources)
 
 
+@dataclass(frozen=True, slots=True)
+class LagTransition:
+    """A source crossed its threshold: `stale` True when it went stale, False when it recovered."""
+
+    source: str
+    stale: bool
+    at: datetime
+    lag: SourceLag
+
+
 def measure_lag(
     marks: Iterable[SourceMark], now: datetime, *, interval: float, overrides: Mapping[str, float] | None = None
 ) -> LagReport:

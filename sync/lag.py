@@ -3,23 +3,11 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Protocol
 
-from graph.freshness import SourceLag
+from graph.freshness import LagTransition
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class LagTransition:
-    """A source crossed its threshold: `stale` True when it went stale, False when it recovered."""
-
-    source: str
-    stale: bool
-    at: datetime
-    lag: SourceLag
 
 
 class LagNotifier(Protocol):

@@ -13,9 +13,9 @@ from datetime import UTC, timedelta
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from graph.freshness import measure_lag
+from graph.freshness import LagTransition, measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
-from sync.lag import LagNotifier, LagTransition
+from sync.lag import LagNotifier
 from sync.leader import Leadership
 from sync.refresh import DEFAULT_MAX_DROP, Clock, SyncReport, load_snapshot, sync_once
 from sync.sources import SourceSpec
