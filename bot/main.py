@@ -1,7 +1,6 @@
-"""The server's composition root: settings, store, sync service and scheduler, wired once.
-
-The Slack app joins this process in its own module; until then `serve` keeps the graph fresh
-and stops cleanly on SIGTERM/SIGINT, releasing the sync lock.
+"""The server's composition root: settings, store, sync scheduler, Slack app and HTTP server,
+wired once. `oncall-graph serve` runs it until SIGTERM/SIGINT, then stops cleanly and releases
+the sync lock.
 """
 
 from __future__ import annotations
@@ -10,24 +9,44 @@ import logging
 import os
 import signal
 import socket
-import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from types import FrameType
+from typing import Any
 
-from bot.settings import Settings
-from graph.snapshot import SnapshotRef
-from sync.lag import LogNotifier
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_bolt.adapter.wsgi import SlackRequestHandler
+from waitress.server import create_server
+
+from bot.app import build_app, build_client
+from bot.deps import BotDeps
+from bot.http import WsgiApp, build_wsgi
+from bot.metrics import Metrics
+from bot.settings import Settings, split_list
+from bot.slack_lag import SlackLagNotifier
+from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
+from graph.hygiene import lint
+from graph.snapshot import Snapshot, SnapshotRef
+from sync.lag import LagNotifier, LogNotifier
 from sync.leader import leadership_for
 from sync.schedule import SyncService, SyncSettings, start_scheduler
 from sync.sources import SourceSpec
 from sync.store import Store
 
 log = logging.getLogger(__name__)
+HTTP_THREADS = 16
+
+
+class ConfigError(Exception):
+    """A setting the server cannot start without; the message names the variable."""
 
 
 def clock() -> datetime:
     return datetime.now(UTC)
+
+
+def replica_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def sync_settings(settings: Settings) -> SyncSettings:
@@ -37,33 +56,107 @@ def sync_settings(settings: Settings) -> SyncSettings:
         max_drop=settings.max_drop,
         timeout=settings.http_timeout,
         stale_after=settings.stale_after_map(),
-        replica=f"{socket.gethostname()}:{os.getpid()}",
+        replica=replica_name(),
     )
 
 
-def build_sync_service(settings: Settings, specs: Sequence[SourceSpec], store: Store, ref: SnapshotRef) -> SyncService:
-    leadership = leadership_for(store.engine)
-    return SyncService(specs, store, ref, clock, leadership, LogNotifier(), sync_settings(settings))
+def hygiene_counts(snapshot: Snapshot) -> dict[str, int]:
+    report = lint(snapshot)
+    return {
+        "dangling refs": len(report.dangling),
+        "kindless refs": len(report.kindless),
+        "unknown owners": len(report.unknown_owners),
+        "alias collisions": len(report.alias_collisions),
+        "without owner": len(report.without_owner),
+        "unresolved deploys": len(report.unresolved_deploys),
+    }
+
+
+def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, ref: SnapshotRef) -> BotDeps:
+    names = [s.name for s in specs]
+    overrides = settings.stale_after_map()
+
+    def lag() -> LagReport:
+        states = store.source_states()
+        marks = [s.mark() for name, s in states.items() if not names or name in names]
+        return measure_lag(marks, clock(), interval=settings.sync_interval, overrides=overrides)
+
+    replica = replica_name()
+    return BotDeps(
+        snapshot=ref.current,
+        claim=lambda key: store.claim_event(key, at=clock(), replica=replica),
+        lag=lag,
+        clock=clock,
+        metrics=Metrics(),
+        admins=split_list(settings.admins),
+        watch_channels=split_list(settings.watch_channels),
+        alert_bots=split_list(settings.alert_bots),
+        stale_after=DEFAULT_STALE_INTERVALS * settings.sync_interval,
+        hygiene=hygiene_counts,
+    )
+
+
+def health(ref: SnapshotRef, store: Store) -> dict[str, Any]:
+    snapshot = ref.current()
+    if snapshot is None:
+        return {"ready": False, "reason": "no graph loaded yet"}
+    oldest = snapshot.age_mark()
+    age = (clock() - oldest.last_success).total_seconds() if oldest and oldest.last_success else None
+    return {"ready": True, "entities": len(snapshot.entities), "edges": snapshot.edge_count, "oldest_age_seconds": age}
+
+
+def slack_frontend(settings: Settings, deps: BotDeps) -> tuple[WsgiApp | None, SocketModeHandler | None, Any]:
+    """(HTTP handler, Socket Mode handler, client); none of them without SLACK_BOT_TOKEN."""
+    if not settings.slack_bot_token:
+        log.warning("SLACK_BOT_TOKEN is not set: syncing and serving /healthz and /metrics only, without Slack")
+        return None, None, None
+    if not settings.slack_app_token and not settings.slack_signing_secret:
+        raise ConfigError("SLACK_SIGNING_SECRET is not set; HTTP mode needs it to verify Slack's requests")
+    client = build_client(settings.slack_bot_token, settings.slack_api_url)
+    app = build_app(deps, client=client, signing_secret=settings.slack_signing_secret or "unused-in-socket-mode")
+    if settings.slack_app_token:
+        return None, SocketModeHandler(app, settings.slack_app_token), client
+    handler = SlackRequestHandler(app)
+    return handler, None, client
 
 
 def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     logging.getLogger().setLevel(logging.INFO)
     ref = SnapshotRef()
-    service = build_sync_service(settings, specs, store, ref)
-    loaded = service.load()
-    log.info("serving graph version %s (%s)", store.graph_version(), "loaded" if loaded else "empty until first sync")
+    deps = build_deps(settings, specs, store, ref)
+    try:
+        slack_http, socket_mode, client = slack_frontend(settings, deps)
+    except ConfigError as exc:
+        log.error("%s", exc)
+        return 2
+    notifier: LagNotifier = LogNotifier()
+    if client is not None and settings.alert_channel:
+        notifier = SlackLagNotifier(client, settings.alert_channel)
+    service = SyncService(specs, store, ref, clock, leadership_for(store.engine), notifier, sync_settings(settings))
+    service.load()
+    log.info("serving graph version %s", store.graph_version())
     scheduler = start_scheduler(service)
-    stop = threading.Event()
+    wsgi = build_wsgi(slack_http, health=lambda: health(ref, store), registry=deps.metrics.registry)
+    server = create_server(wsgi, host="0.0.0.0", port=settings.port, threads=HTTP_THREADS)
+    port = getattr(server, "effective_port", settings.port)  # one listening socket: the port it really got
+    log.info("listening on http://127.0.0.1:%s (/slack/events, /healthz, /metrics)", port)
+    if socket_mode is not None:
+        socket_mode.connect()  # type: ignore[no-untyped-call]
+        log.info("connected to Slack in Socket Mode")
 
     def _stop(signum: int, _frame: FrameType | None) -> None:
         log.info("received signal %s; shutting down", signum)
-        stop.set()
+        raise SystemExit(0)  # waitress's run() catches it and drains its worker threads
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    stop.wait()
-    scheduler.shutdown(wait=True)
-    service.stop()
-    store.engine.dispose()
-    log.info("stopped")
+    try:
+        server.run()
+    finally:
+        if socket_mode is not None:
+            socket_mode.close()  # type: ignore[no-untyped-call]
+        scheduler.shutdown(wait=True)
+        service.stop()
+        store.engine.dispose()
+        log.info("stopped")
     return 0

@@ -5,12 +5,14 @@ Pure: returns rich `Text` lines; styles vanish by themselves when output is pipe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from itertools import groupby
 
 from rich.text import Text
 
+from bot.wording import format_age as format_age  # re-exported: bot.cli reads it from here
+from bot.wording import summarized as _summarized
 from graph.ask import Answer
 from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
@@ -23,17 +25,6 @@ from graph.suspects import Suspects
 
 PER_GROUP = 15
 SURVIVORS_SHOWN = 20
-
-
-def format_age(seconds: float) -> str:
-    seconds = max(seconds, 0.0)
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 172800:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
 
 
 def graph_header(snapshot: Snapshot, now: datetime) -> Text:
@@ -49,11 +40,6 @@ def graph_header(snapshot: Snapshot, now: datetime) -> Text:
 
 def _names(refs: Iterable[str]) -> str:
     return ", ".join(short_name(r) for r in refs)
-
-
-def _summarized(items: Sequence[str], shown: int) -> str:
-    head = ", ".join(items[:shown])
-    return head if len(items) <= shown else f"{head} and {len(items) - shown} more"
 
 
 def _impact_lines(impact: Impact) -> list[Text]:

@@ -97,9 +97,14 @@ class BlastRadius:
 
     @cached_property
     def survives(self) -> tuple[str, ...]:
-        """Components and resources neither impacted nor failed."""
+        """Components and resources neither impacted (at any depth) nor failed."""
         index = self.snapshot.walk_index
-        hit = self._all >= 0
+        if self.max_depth is None:
+            hit = self._all >= 0
+        else:
+            # Beyond the depth limit is not "survives": only what no walk reaches at all survives.
+            start = index.position[self.failed]
+            hit = reverse_levels(index, start, hard_only=False, max_depth=None) >= 0
         return tuple(
             ref
             for i, ref in enumerate(index.refs)

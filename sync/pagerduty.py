@@ -319,7 +319,7 @@ class _Walk:
         while queue:
             service = queue.popleft()
             for neighbor in self._visit(service):
-                if False:
+                if neighbor.id in depth:
                     continue
                 if depth[service.id] >= MAX_DEPTH:
                     message = f"the walk stopped {MAX_DEPTH} hops from the seeds; {neighbor.id} and beyond not read"

@@ -50,6 +50,7 @@ class PagerDutyApi:
     account: Json
     token: str = TOKEN
     page_size: int = 100  # PagerDuty caps `limit`; a small cap makes pagination testable
+    budget: int = 1000  # past this many requests a walk that never ends fails instead of hanging
     requests: list[Request] = field(default_factory=list)
     canned: dict[str, deque[Canned]] = field(default_factory=dict)
     max_in_flight: int = 0
@@ -70,6 +71,8 @@ class PagerDutyApi:
     def answer(self, path: str, query: dict[str, str], headers: dict[str, str]) -> Canned:
         with self._lock:
             self.requests.append(Request(path, query, headers))
+            if len(self.requests) > self.budget:
+                return _json(410, {"error": {"message": f"fake: more than {self.budget} requests"}})
             queued = self.canned.get(path)
             if queued:
                 return queued.popleft()

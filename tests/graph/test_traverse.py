@@ -35,6 +35,7 @@ def test_blast_radius_walks_upstream_with_hops_and_paths() -> None:
 def test_blast_radius_stops_at_max_depth() -> None:
     result = blast_radius(chain("a", "b", "c", "d"), c("d"), max_depth=2)
     assert [i.entity for i in result.impacted] == [c("c"), c("b")]
+    assert c("a") not in result.survives  # beyond the limit is not safe, only unreported
 
 
 def test_blast_radius_terminates_on_cycles() -> None:

@@ -27,7 +27,8 @@ def snap():  # type: ignore[no-untyped-def]
          entity("group:default/secops", annotations=SECRET), entity("group:default/web-team")],
         [dep(c("web"), c("vault-proxy")), dep(c("vault-proxy"), c("redis")), dep(c("billing"), c("redis")),
          dep(c("vault-proxy"), "group:default/secops", rel="owned_by"),
-         dep(c("web"), "group:default/secops", rel="owned_by"), dep(c("web"), "group:default/web-team", rel="owned_by")],
+         dep(c("web"), "group:default/secops", rel="owned_by"),
+         dep(c("web"), "group:default/web-team", rel="owned_by")],
     )  # fmt: skip
 
 

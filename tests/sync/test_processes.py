@@ -91,7 +91,10 @@ class Replica:
         self.log = log
         self.handle = log.open("w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "serve"], env=env(**settings), stdout=self.handle, stderr=self.handle
+            [sys.executable, "-m", "bot.cli", "serve"],
+            env=env(PORT="0", **settings),
+            stdout=self.handle,
+            stderr=self.handle,
         )
 
     def output(self) -> str:

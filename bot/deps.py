@@ -1,0 +1,28 @@
+"""What the Slack handlers are given: plain values and callables, wired once in `bot/main.py`.
+
+Handlers never reach the database, the scheduler or the environment themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from bot.metrics import Metrics
+from graph.freshness import LagReport
+from graph.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class BotDeps:
+    snapshot: Callable[[], Snapshot | None]  # the current snapshot; read once per request
+    claim: Callable[[str], bool]  # True for the first claim of a key on any replica (exactly-once replies)
+    lag: Callable[[], LagReport]
+    clock: Callable[[], datetime]
+    metrics: Metrics
+    admins: Collection[str] = ()
+    watch_channels: Collection[str] = ()
+    alert_bots: Collection[str] = ("PagerDuty",)
+    stale_after: float | None = None  # seconds; older graphs are called out in every answer
+    hygiene: Callable[[Snapshot], Mapping[str, int]] = field(default=lambda _s: {})

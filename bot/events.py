@@ -1,0 +1,110 @@
+"""Events: questions in @mentions, and PagerDuty alerts in watched channels, answered in thread.
+
+Every delivery is claimed in the database first — by its event id (Slack's retries) and by the
+message it is about (the mention and its plain-message twin) — so one reply goes out, whichever
+replica receives which copy.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from typing import Any
+
+from slack_bolt import App
+from slack_sdk import WebClient
+
+from bot.alert_message import Alert, incident_key, is_alert, parse_alert
+from bot.blocks import format_alert_reply, format_answer, format_refusal, format_unresolved
+from bot.delivery import say_in_thread
+from bot.deps import BotDeps
+from bot.replies import LOADING
+from graph.ask import ask
+from graph.blast import blast_radius
+from graph.names import Resolution
+from graph.snapshot import Snapshot
+from graph.suspects import suspects
+from graph.visibility import Viewer, resolve_for
+
+log = logging.getLogger(__name__)
+_MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
+QUIET_STATUSES = frozenset({"acknowledged", "resolved"})
+
+
+def _claimed(deps: BotDeps, body: dict[str, Any], event: dict[str, Any], kind: str) -> bool:
+    """True when this replica is the one to answer; repeats and twins are counted and dropped."""
+    event_id = str(body.get("event_id") or "")
+    if event_id and not deps.claim(f"event:{event_id}"):
+        deps.metrics.deduplicated.labels("retry").inc()
+        return False
+    if not deps.claim(f"reply:{event.get('channel')}:{event.get('ts')}"):
+        deps.metrics.deduplicated.labels("twin").inc()
+        return False
+    deps.metrics.requests.labels(kind).inc()
+    return True
+
+
+def register(app: App, deps: BotDeps) -> None:
+    def on_app_mention(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
+        if not _claimed(deps, body, event, "mention"):
+            return
+        started = time.perf_counter()
+        channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
+        snapshot = deps.snapshot()
+        if snapshot is None:
+            say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
+            return
+        question = _MENTION.sub("", str(event.get("text", ""))).strip()
+        viewer = Viewer(channel=channel, user=str(event.get("user", "")))
+        now = deps.clock()
+        answer = ask(snapshot, question, now=now, viewer=viewer)
+        say_in_thread(client, format_answer(answer, snapshot, now=now), channel=channel, thread_ts=thread)
+        deps.metrics.latency.labels("mention").observe(time.perf_counter() - started)
+
+    def on_message(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
+        # Every channel message lands here, so none is left unhandled (a 404 makes Slack retry).
+        if event.get("channel") not in deps.watch_channels or not is_alert(event, alert_bots=deps.alert_bots):
+            return
+        alert = parse_alert(event)
+        if alert is None or alert.status in QUIET_STATUSES:
+            return
+        if not _claimed(deps, body, event, "alert"):
+            return
+        if not deps.claim(f"incident:{incident_key(alert)}"):
+            deps.metrics.deduplicated.labels("incident").inc()
+            return
+        _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
+
+    app.event("app_mention")(on_app_mention)
+    app.event("message")(on_message)
+
+
+def _resolve_alert(snapshot: Snapshot, alert: Alert, viewer: Viewer) -> Resolution:
+    for name in (alert.service_id, alert.service_name):
+        if name:
+            resolution = resolve_for(snapshot, name, viewer)
+            if resolution.entity or resolution.candidates:
+                return resolution
+    return resolve_for(snapshot, alert.service_name or alert.title or alert.service_id, viewer)
+
+
+def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, ts: str) -> None:
+    started = time.perf_counter()
+    snapshot = deps.snapshot()
+    if snapshot is None:
+        say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=ts)
+        return
+    viewer = Viewer(channel=channel)
+    resolution = _resolve_alert(snapshot, alert, viewer)
+    if resolution.entity is None:
+        deps.metrics.unresolved.labels("alert").inc()
+        name = alert.service_name or alert.service_id or alert.title
+        say_in_thread(client, format_unresolved(name, resolution, command="suspects"), channel=channel, thread_ts=ts)
+        return
+    now = deps.clock()
+    found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
+    impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
+    message = format_alert_reply(found, impact, snapshot, now=now)
+    say_in_thread(client, message, channel=channel, thread_ts=ts)
+    deps.metrics.latency.labels("alert").observe(time.perf_counter() - started)

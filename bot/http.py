@@ -1,0 +1,39 @@
+"""The HTTP face: /slack/events (Bolt), /healthz and /metrics, served by waitress (a production
+WSGI server, threaded, in this one process alongside the sync scheduler).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, make_wsgi_app
+
+StartResponse = Callable[..., Any]
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+
+def _json(start_response: StartResponse, status: str, body: dict[str, Any]) -> list[bytes]:
+    data = json.dumps(body).encode()
+    start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+    return [data]
+
+
+def build_wsgi(slack: WsgiApp | None, *, health: Callable[[], dict[str, Any]], registry: CollectorRegistry) -> WsgiApp:
+    """`health()` returns a dict with `ready`; /healthz answers 503 until a snapshot is loaded."""
+    metrics = make_wsgi_app(registry)
+
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if path == "/slack/events" and slack is not None:
+            return slack(environ, start_response)
+        if path == "/healthz":
+            state = health()
+            return _json(start_response, "200 OK" if state.get("ready") else "503 Service Unavailable", state)
+        if path == "/metrics":
+            body: Iterable[bytes] = metrics(environ, start_response)
+            return body
+        return _json(start_response, "404 Not Found", {"error": "not found"})
+
+    return app

@@ -1,0 +1,70 @@
+"""What the bot answers to a command, as a SlackMessage: parse the arguments, resolve, walk, format.
+
+No Slack client here: handlers deliver the message.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from bot.blocks import (
+    SlackMessage,
+    format_blast_radius,
+    format_refusal,
+    format_suspects,
+    format_unresolved,
+)
+from bot.deps import BotDeps
+from bot.durations import parse_window
+from graph.blast import blast_radius
+from graph.snapshot import Snapshot
+from graph.suspects import suspects
+from graph.visibility import Viewer, resolve_for
+
+BLAST, SUSPECTS = "blast-radius", "suspects"
+DEFAULT_WINDOW = timedelta(hours=6)
+LOADING = "The graph is still loading; try again in a minute."
+_WINDOW_TOKEN = re.compile(r"^\d+(\.\d+)?\s*(s|m|h|d|w)$", re.IGNORECASE)
+
+
+def split_blast_args(text: str) -> tuple[str, int | None]:
+    """`redis 2` -> ("redis", 2); `token cache` -> ("token cache", None)."""
+    words = text.split()
+    if len(words) > 1 and words[-1].isdigit() and int(words[-1]) > 0:
+        return " ".join(words[:-1]), int(words[-1])
+    return " ".join(words), None
+
+
+def split_suspects_args(text: str) -> tuple[str, timedelta]:
+    """`payments 6h` -> ("payments", 6 hours); the window defaults to six hours."""
+    words = text.split()
+    if len(words) > 1 and _WINDOW_TOKEN.match(words[-1]):
+        return " ".join(words[:-1]), parse_window(words[-1])
+    return " ".join(words), DEFAULT_WINDOW
+
+
+def reply_to_command(
+    deps: BotDeps, snapshot: Snapshot | None, command: str, text: str, viewer: Viewer, *, shared: bool = False
+) -> SlackMessage:
+    if snapshot is None:
+        return format_refusal(LOADING)
+    if command == BLAST:
+        name, depth = split_blast_args(text)
+        window = DEFAULT_WINDOW
+    else:
+        name, window = split_suspects_args(text)
+        depth = None
+    if not name:
+        usage = "/blast-radius NAME [depth]" if command == BLAST else "/suspects NAME [since, e.g. 6h]"
+        return format_refusal(f"Usage: {usage}")
+    resolution = resolve_for(snapshot, name, viewer)
+    if resolution.entity is None:
+        deps.metrics.unresolved.labels(command).inc()
+        return format_unresolved(name, resolution, command=command)
+    now = deps.clock()
+    if command == BLAST:
+        result = blast_radius(snapshot, resolution.entity, max_depth=depth, viewer=viewer)
+        return format_blast_radius(result, snapshot, now=now, stale_after=deps.stale_after, shared=shared)
+    found = suspects(snapshot, resolution.entity, now=now, window=window, viewer=viewer)
+    return format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared)

@@ -1,0 +1,40 @@
+"""Words every renderer shares (terminal, Slack): ages, counts, summarized lists, times."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+
+def format_age(seconds: float) -> str:
+    seconds = max(seconds, 0.0)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def summarized(items: Sequence[str], shown: int) -> str:
+    head = ", ".join(items[:shown])
+    return head if len(items) <= shown else f"{head} and {len(items) - shown} more"
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 hop`, `2 hops`, `3 entities` (with `many` for irregular plurals)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
+def utc(moment: datetime) -> str:
+    return f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def window_token(window: timedelta) -> str:
+    """A window as people type it and `parse_window` reads it back: `6h`, `30m`, `90s`."""
+    seconds = int(window.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{max(seconds, 1)}s"
