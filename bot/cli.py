@@ -27,7 +27,7 @@ from graph.freshness import measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.database import make_engine, migrate
 from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, rebuild, sync_once
-from sync.sources import SourceSpec
+from sync.sources import SourceAccess, SourceSpec
 from sync.store import Store
 
 MAX_WARNINGS = 50
@@ -47,6 +47,10 @@ def source_specs(args: argparse.Namespace, settings: Settings) -> list[SourceSpe
     if given:
         return given
     return [SourceSpec(flag, loc) for flag, dest, _ in SOURCE_OPTIONS for loc in settings.sources(dest)]
+
+
+def source_access(settings: Settings) -> SourceAccess:
+    return SourceAccess(settings.http_timeout, settings.catalog_token.strip(), settings.pagerduty_token.strip())
 
 
 def open_store(url: str) -> Store:
@@ -80,7 +84,7 @@ def prepare_snapshot(
 ) -> Snapshot:
     ref = SnapshotRef()
     if specs:
-        _report_sync(sync_once(specs, store, ref, clock, timeout=settings.http_timeout), err)
+        _report_sync(sync_once(specs, store, ref, clock, access=source_access(settings)), err)
     names = [s.name for s in specs] or None
     if args.as_of:
         snapshot = load_snapshot(store, clock, names, as_of=args.as_of)
@@ -110,7 +114,7 @@ def run_sync(args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store
         rebuild(store, ref, clock)
     if not specs and not accepted:
         raise UsageError("no sources configured: give --catalog, --docs, ... or set ONCALL_GRAPH_CATALOG and friends")
-    report = sync_once(specs, store, ref, clock, timeout=settings.http_timeout) if specs else None
+    report = sync_once(specs, store, ref, clock, access=source_access(settings)) if specs else None
     data = {
         "version": report.version if report else store.graph_version(),
         "accepted": accepted,

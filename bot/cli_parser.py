@@ -15,6 +15,7 @@ SOURCE_OPTIONS = (
     ("untrusted-docs", "untrusted_docs", "outside documents: their edges are held for review"),
     ("triples", "triples", "triples JSON file"),
     ("aliases", "aliases", "aliases YAML file"),
+    ("pagerduty", "pagerduty", "PagerDuty API URL for service dependencies (?services=ID,... to start from)"),
 )
 QUERY_COMMANDS = frozenset({"blast-radius", "suspects", "path", "resolve", "ask", "lint"})
 

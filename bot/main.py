@@ -19,6 +19,7 @@ from slack_bolt.adapter.wsgi import SlackRequestHandler
 from waitress.server import create_server
 
 from bot.app import build_app, build_client
+from bot.cli import source_access
 from bot.deps import BotDeps
 from bot.http import WsgiApp, build_wsgi
 from bot.metrics import Metrics
@@ -54,7 +55,7 @@ def sync_settings(settings: Settings) -> SyncSettings:
         interval=settings.sync_interval,
         poll_interval=settings.poll_interval,
         max_drop=settings.max_drop,
-        timeout=settings.http_timeout,
+        access=source_access(settings),
         stale_after=settings.stale_after_map(),
         replica=replica_name(),
     )

@@ -71,12 +71,15 @@ class BlastRadius:
 
     def nearest(self, limit: int) -> tuple[Impact, ...]:
         """The first `limit` entries of `impacted`, building only their paths (what a reply shows first)."""
-        positions, hops, degraded = self._ranked(limit)
+        # Entities this viewer may not see are skipped, so rank enough to fill `limit` without them.
+        positions, hops, degraded = self._ranked(limit + len(self.snapshot.restricted))
         refs = self.snapshot.walk_index.refs
         memo: dict[tuple[bool, int], _Path] = {}
-        impacts = []
+        impacts: list[Impact] = []
         for position, hop, soft in zip(positions.tolist(), hops.tolist(), degraded.tolist(), strict=True):
             ref = refs[position]
+            if len(impacts) == limit:
+                break
             if not can_see(self.snapshot, ref, self.viewer):
                 continue
             path, edges = self._path(position, hop, not soft, memo)

@@ -84,7 +84,8 @@ def _build(batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[
 
     # Each (name, ref) once: a catalog's titles and PagerDuty ids come both as entity fields and
     # as alias claims, and the index does the same work for every pair it is given.
-    final_index = AliasIndex(dict.fromkeys(_entity_names(work.entities, claims) + namer.spellings()))
+    named = _entity_names(work.entities, claims) + namer.spellings() + namer.claimed_names()
+    final_index = AliasIndex(dict.fromkeys(named))
     soft_pairs = _soft_pairs(work, final_index)
     out_edges, in_edges, count = _merge_edges(live, soft_pairs)
     deploys, unresolved = _attach_deploys(work, final_index, name_targets, batches)
@@ -205,6 +206,17 @@ class _Namer:
 
     def spellings(self) -> list[tuple[str, str]]:
         return [(s, self._final[f"?{key}"]) for key, counts in self._spellings.items() for s in counts]
+
+    def claimed_names(self) -> list[tuple[str, str]]:
+        """Names an aliases file (or PagerDuty) gives to another name: they answer where it does."""
+        found = []
+        for claim in self._claims:
+            if not claim.target_is_name:
+                continue
+            ref = self._final.get(f"?{loose(claim.target)}") or resolve(self._alias_index(), claim.target).entity
+            if ref:
+                found.append((claim.alias, ref))
+        return found
 
 
 def _resolve_assertion(work: _Work, namer: _Namer, a: Assertion) -> Assertion | tuple[Assertion, str, str] | None:

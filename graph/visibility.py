@@ -6,7 +6,7 @@ but walks still pass through them, so counts and chains stay true ("1 hidden ent
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from graph.names import Resolution, resolve
@@ -60,8 +60,19 @@ def redact_path(
 ) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...], int]:
     """(path with hidden entities replaced by HIDDEN, the edges between visible ones, hidden count)."""
     shown = tuple(r if can_see(snapshot, r, viewer) else HIDDEN for r in path)
-    kept = tuple(e for e in edges if can_see(snapshot, e.src, viewer) and can_see(snapshot, e.dst, viewer))
+    kept = tuple(
+        _without_hidden_api(snapshot, e, viewer)
+        for e in edges
+        if can_see(snapshot, e.src, viewer) and can_see(snapshot, e.dst, viewer)
+    )
     return shown, kept, shown.count(HIDDEN)
+
+
+def _without_hidden_api(snapshot: Snapshot, edge: EdgeFacts, viewer: Viewer) -> EdgeFacts:
+    """An edge derived through a restricted API keeps its endpoints but not the API's name."""
+    if all(can_see(snapshot, api, viewer) for api in edge.via):
+        return edge
+    return replace(edge, via=tuple(api for api in edge.via if can_see(snapshot, api, viewer)))
 
 
 def resolve_for(snapshot: Snapshot, text: str, viewer: Viewer) -> Resolution:

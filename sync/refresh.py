@@ -15,7 +15,7 @@ from datetime import datetime
 from graph.build import build_snapshot
 from graph.facts import SourceFacts
 from graph.snapshot import Snapshot, SnapshotRef
-from sync.sources import SourceSpec, read_changed
+from sync.sources import SourceAccess, SourceSpec, read_changed
 from sync.store import Store, SyncRun, source_marks
 
 log = logging.getLogger(__name__)
@@ -23,6 +23,7 @@ Clock = Callable[[], datetime]
 
 APPLIED, UNCHANGED, FAILED, HELD = "applied", "unchanged", "failed", "held"
 DEFAULT_MAX_DROP = 0.5
+DEFAULT_ACCESS = SourceAccess()
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +45,7 @@ class SyncReport:
 
     @property
     def changed(self) -> bool:
-        return any(o.outcome == APPLIED for o in self.outcomes)
+        return any(o.outcome == APPLIED and (o.added or o.retired) for o in self.outcomes)
 
 
 def sync_once(
@@ -54,7 +55,7 @@ def sync_once(
     clock: Clock,
     *,
     max_drop: float = DEFAULT_MAX_DROP,
-    timeout: float = 10.0,
+    access: SourceAccess = DEFAULT_ACCESS,
     replica: str = "",
 ) -> SyncReport:
     """Read every source into the store, then rebuild and swap the snapshot when anything moved."""
@@ -64,7 +65,7 @@ def sync_once(
         store.ensure_source(spec.name, spec.kind, spec.location)
         state = states.get(spec.name)
         started = clock()
-        outcome = _sync_source(spec, store, state.content_version if state else "", clock, max_drop, timeout)
+        outcome = _sync_source(spec, store, state.content_version if state else "", clock, max_drop, access)
         store.record_run(
             SyncRun(
                 spec.name,
@@ -79,7 +80,8 @@ def sync_once(
             )  # fmt: skip
         )
         outcomes.append(outcome)
-    changed = any(o.outcome == APPLIED for o in outcomes)
+    # An applied read that added and retired nothing (a re-walked API) leaves the graph as it was.
+    changed = any(o.outcome == APPLIED and (o.added or o.retired) for o in outcomes)
     version = store.bump_version(at=clock()) if changed else store.graph_version()
     names = [s.name for s in specs]
     current = ref.current()
@@ -94,10 +96,10 @@ def sync_once(
 
 
 def _sync_source(
-    spec: SourceSpec, store: Store, previous: str, clock: Clock, max_drop: float, timeout: float
+    spec: SourceSpec, store: Store, previous: str, clock: Clock, max_drop: float, access: SourceAccess
 ) -> SourceOutcome:
     try:
-        read = read_changed(spec, previous, timeout=timeout)
+        read = read_changed(spec, previous, access)
     except Exception as exc:  # noqa: BLE001 - a broken source must never stop the others
         error = f"{type(exc).__name__}: {exc}"
         log.warning("source %s failed; keeping its last good facts: %s", spec.name, error)

@@ -17,8 +17,8 @@ from graph.freshness import LagTransition, measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.lag import LagNotifier
 from sync.leader import Leadership
-from sync.refresh import DEFAULT_MAX_DROP, Clock, SyncReport, load_snapshot, sync_once
-from sync.sources import SourceSpec
+from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, load_snapshot, sync_once
+from sync.sources import SourceAccess, SourceSpec
 from sync.store import Store, source_marks
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ class SyncSettings:
     interval: float = 300.0
     poll_interval: float = 10.0
     max_drop: float = DEFAULT_MAX_DROP
-    timeout: float = 10.0
+    access: SourceAccess = DEFAULT_ACCESS
     stale_after: Mapping[str, float] = field(default_factory=dict)  # per-source threshold override, seconds
     replica: str = ""
 
@@ -72,7 +72,7 @@ class SyncService:
         with self._lock:
             s = self.settings
             report = sync_once(
-                self.specs, self.store, self.ref, self.clock, max_drop=s.max_drop, timeout=s.timeout, replica=s.replica
+                self.specs, self.store, self.ref, self.clock, max_drop=s.max_drop, access=s.access, replica=s.replica
             )
             self._seen_version = report.version
         log.info(

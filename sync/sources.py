@@ -5,26 +5,24 @@ The list below is the registry of source kinds: no plugin discovery.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 
 from graph.facts import SourceFacts
 from sync.aliases_file import parse_aliases, read_aliases
 from sync.catalog import catalog_api_url, parse_catalog_api, read_catalog
+from sync.catalog_fetch import bearer_headers
 from sync.deploys import parse_deploys, read_deploys
+from sync.pagerduty import read_pagerduty
 from sync.runbooks import read_runbooks
 from sync.textfiles import is_url
 from sync.triples import parse_triples, read_triples
 from sync.versions import fetch_if_changed, local_version
 
-log = logging.getLogger(__name__)
-
 
 @dataclass(frozen=True, slots=True)
 class SourceSpec:
-    kind: str  # catalog | deploys | docs | untrusted-docs | triples | aliases
+    kind: str  # catalog | deploys | docs | untrusted-docs | triples | aliases | pagerduty
     location: str
 
     @property
@@ -33,11 +31,12 @@ class SourceSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class SourceRead:
-    spec: SourceSpec
-    facts: SourceFacts | None
-    error: str
-    read_at: datetime
+class SourceAccess:
+    """How to reach sources: the HTTP timeout and the credentials some of them need."""
+
+    timeout: float = 10.0
+    catalog_token: str = ""  # Backstage static access token (Authorization: Bearer)
+    pagerduty_token: str = ""  # PagerDuty REST API key
 
 
 def _untrusted(source: str, location: str) -> SourceFacts:
@@ -63,24 +62,21 @@ TEXT_PARSERS: dict[str, Callable[[str, str, str], SourceFacts]] = {
 }
 
 
-def read_source(spec: SourceSpec, clock: Callable[[], datetime]) -> SourceRead:
-    """Read one source; any failure becomes the read's error, so one broken source spoils nothing."""
-    try:
-        facts = READERS[spec.kind](spec.name, spec.location)
-    except Exception as exc:  # noqa: BLE001 - every failure must be recorded, not raised
-        log.warning("source %s failed: %s", spec.name, exc)
-        return SourceRead(spec, None, f"{type(exc).__name__}: {exc}", clock())
-    return SourceRead(spec, facts, "", clock())
-
-
-def read_changed(spec: SourceSpec, previous: str, *, timeout: float) -> tuple[SourceFacts, str] | None:
+def read_changed(spec: SourceSpec, previous: str, access: SourceAccess) -> tuple[SourceFacts, str] | None:
     """(facts, content version) when the source changed since `previous`; None when it did not.
 
     Raises on any failure to read the source as a whole; bad parts inside it are problems.
     """
+    if spec.kind == "pagerduty":
+        # A walk of PagerDuty's API has no version of its own; the store sees what changed.
+        facts = read_pagerduty(spec.name, spec.location, token=access.pagerduty_token, timeout=access.timeout)
+        return facts, ""
     if is_url(spec.location):
-        url = catalog_api_url(spec.location) if spec.kind == "catalog" else spec.location
-        fetched = fetch_if_changed(url, previous, timeout=timeout)
+        headers = {}
+        url = spec.location
+        if spec.kind == "catalog":
+            url, headers = catalog_api_url(spec.location), bearer_headers(access.catalog_token)
+        fetched = fetch_if_changed(url, previous, timeout=access.timeout, headers=headers)
         if fetched.body is None:
             return None
         return TEXT_PARSERS[spec.kind](spec.name, fetched.name, fetched.body), fetched.version
@@ -88,7 +84,3 @@ def read_changed(spec: SourceSpec, previous: str, *, timeout: float) -> tuple[So
     if version == previous:
         return None
     return READERS[spec.kind](spec.name, spec.location), version
-
-
-def read_sources(specs: Iterable[SourceSpec], clock: Callable[[], datetime]) -> list[SourceRead]:
-    return [read_source(spec, clock) for spec in specs]

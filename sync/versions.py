@@ -7,6 +7,7 @@ asked for with a conditional GET (a 304 costs no parsing), else a hash of the bo
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,10 +51,12 @@ class Fetched:
     version: str
 
 
-def fetch_if_changed(url: str, previous: str, *, timeout: float, accept: str = "*/*") -> Fetched:
+def fetch_if_changed(
+    url: str, previous: str, *, timeout: float, accept: str = "*/*", headers: Mapping[str, str] | None = None
+) -> Fetched:
     """Conditional GET against the previous version; raises FetchError on any failure."""
     name = display_name(url)
-    headers = {"Accept": accept}
+    headers = {"Accept": accept, **(headers or {})}
     if previous.startswith("etag:"):
         headers["If-None-Match"] = previous[5:]
     elif previous.startswith("modified:"):

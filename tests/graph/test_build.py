@@ -153,3 +153,21 @@ def test_snapshot_is_built_at_the_given_time_and_walk_index_is_cached() -> None:
     snap = snapshot([entity(AUTH)])
     assert snap.built_at == BUILT_AT
     assert snap.walk_index is snap.walk_index
+
+
+def test_names_from_an_aliases_file_resolve_at_query_time() -> None:
+    from graph.facts import AliasClaim
+    from graph.names import resolve
+
+    claims = SourceFacts(
+        "aliases",
+        aliases=(
+            AliasClaim("pg", "postgresql", Citation("a", "aliases.yaml:1"), target_is_name=True),
+            AliasClaim("the cache", "redis", Citation("a", "aliases.yaml:2"), target_is_name=True),
+        ),
+    )
+    snap = snapshot(
+        [entity("resource:default/redis")], [said("billing", "depends_on", "PostgreSQL", "d.md:1")], (), claims
+    )
+    assert resolve(snap.aliases, "pg").entity == "component:default/postgresql"
+    assert resolve(snap.aliases, "the cache").entity == "resource:default/redis"

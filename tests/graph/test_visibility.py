@@ -71,3 +71,15 @@ def test_ask_never_names_a_restricted_entity_to_an_outsider() -> None:
     answer = ask(snap(), "what breaks if redis goes down?", now=BUILT_AT, viewer=OUTSIDER)
     assert "vault" not in answer.text and "secops" not in answer.text
     assert "1 more impacted entities are not visible here." in answer.sentences
+
+
+def test_an_edge_through_a_restricted_api_does_not_name_it() -> None:
+    from graph.facts import Assertion, Citation
+
+    api = "api:default/secret-api"
+    derived = Assertion(c("web"), "depends_on", c("billing"), Citation("t", "catalog/web.yaml#1"), via=api)
+    s = snapshot([entity(c("web")), entity(c("billing")), entity(api, annotations=SECRET)], [derived])
+    [impact] = blast_radius(s, c("billing"), viewer=OUTSIDER).impacted
+    assert impact.edges[0].via == ()
+    [insider] = blast_radius(s, c("billing"), viewer=Viewer(channel="C-SEC")).impacted
+    assert insider.edges[0].via == (api,)

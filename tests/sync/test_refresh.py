@@ -12,7 +12,7 @@ import pytest
 from graph.snapshot import SnapshotRef
 from sync.database import make_engine, migrate
 from sync.refresh import APPLIED, FAILED, HELD, UNCHANGED, load_snapshot, sync_once
-from sync.sources import SourceSpec
+from sync.sources import SourceAccess, SourceSpec
 from sync.store import Store
 from tests.fakes.http_source import SourceServer, source_server
 
@@ -60,7 +60,8 @@ def write_docs(folder: Path, text: str) -> str:
 def run(
     specs: list[SourceSpec], store: Store, clock: Clock, ref: SnapshotRef | None = None, **kw: float
 ) -> dict[str, str]:
-    report = sync_once(specs, store, ref or SnapshotRef(), clock, timeout=kw.get("timeout", 2.0))
+    access = SourceAccess(timeout=kw.get("timeout", 2.0))
+    report = sync_once(specs, store, ref or SnapshotRef(), clock, access=access)
     return {o.name: o.outcome for o in report.outcomes}
 
 
