@@ -33,3 +33,19 @@ def test_a_bad_stale_override_names_the_variable(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("ONCALL_GRAPH_STALE_AFTER", "deploys:x")
     with pytest.raises(ValueError, match="ONCALL_GRAPH_STALE_AFTER"):
         Settings().stale_after_map()
+
+
+def test_readme_settings_table_matches_the_settings_class() -> None:
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("## Settings", 1)[1].split("\n## ", 1)[0]
+    assert set(re.findall(r"^\| `([A-Z][A-Z0-9_]+)` \|", table, re.MULTILINE)) == env_names()
+
+
+def test_manifest_commands_match_the_registered_handlers() -> None:
+    import yaml
+
+    manifest = yaml.safe_load((ROOT / "deploy" / "slack-app-manifest.yaml").read_text())
+    declared = {c["command"] for c in manifest["features"]["slash_commands"]}
+    registered = set(re.findall(r'app\.command\("(/[a-z-]+)"\)', (ROOT / "bot" / "commands.py").read_text()))
+    assert declared == registered == {"/blast-radius", "/suspects", "/graph-lag"}
+    assert {"app_mention", "message.channels"} <= set(manifest["settings"]["event_subscriptions"]["bot_events"])
