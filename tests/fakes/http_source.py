@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.fakes.serving import send, serving
 
 
 @dataclass
@@ -53,24 +54,11 @@ def source_server() -> Iterator[SourceServer]:
                 self.send_header("ETag", route.etag)
                 self.end_headers()
                 return
-            self.send_response(route.status)
-            self.send_header("Content-Type", route.content_type)
-            self.send_header("Content-Length", str(len(route.body)))
-            if route.etag:
-                self.send_header("ETag", route.etag)
-            self.end_headers()
-            self.wfile.write(route.body)
+            send(self, route.status, route.body, route.content_type, {"ETag": route.etag} if route.etag else {})
 
         def log_message(self, format: str, *args: object) -> None:
             return None
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as url:
+        state.url = url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()

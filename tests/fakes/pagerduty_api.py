@@ -14,10 +14,12 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from tests.fakes.serving import send, serving
 
 ACCOUNT = Path(__file__).resolve().parents[1] / "data" / "pagerduty" / "account.json"
 TOKEN = "u+test-token-0123"
@@ -144,24 +146,11 @@ def pagerduty_api(account: Json | None = None, *, page_size: int = 100) -> Itera
                 canned = state.answer(parts.path, query, dict(self.headers.items()))
             finally:
                 state.leave()
-            self.send_response(canned.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(canned.body)))
-            for name, value in canned.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(canned.body)
+            send(self, canned.status, canned.body, "application/json", canned.headers)
 
         def log_message(self, format: str, *args: object) -> None:
             return None
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as url:
+        state.url = url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()

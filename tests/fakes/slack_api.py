@@ -15,9 +15,11 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from tests.fakes.serving import send, serving
 
 Json = dict[str, Any]
 
@@ -263,27 +265,13 @@ def slack_api(*, require_token: bool = True) -> Iterator[FakeSlack]:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             headers = {k.lower(): v for k, v in self.headers.items()}
             answer = state.answer(parts.path, parts.query, headers, raw)
-            self.send_response(answer.status)
-            self.send_header("Content-Type", answer.content_type)
-            self.send_header("Content-Length", str(len(answer.body)))
-            for name, value in answer.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(answer.body)
+            send(self, answer.status, answer.body, answer.content_type, answer.headers)
 
         do_GET = do_POST = do_PUT = _serve
 
         def log_message(self, format: str, *args: object) -> None:
             return None
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/api/"
-    # A short poll interval keeps shutdown (and so each test's teardown) quick.
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as url:
+        state.url = url + "/api/"
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from graph.snapshot import SnapshotRef
-from sync.database import make_engine, migrate
 from sync.refresh import APPLIED, FAILED, HELD, UNCHANGED, load_snapshot, sync_once
 from sync.sources import SourceAccess, SourceSpec
 from sync.store import Store
@@ -28,14 +27,6 @@ class Clock:
 
     def advance(self, **delta: float) -> None:
         self.now += timedelta(**delta)
-
-
-@pytest.fixture
-def store(database_url: str) -> Iterator[Store]:
-    engine = make_engine(database_url)
-    migrate(engine)
-    yield Store(engine)
-    engine.dispose()
 
 
 @pytest.fixture

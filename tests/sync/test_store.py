@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from graph.facts import Assertion, Citation, Deploy, Entity, Problem, SourceFacts
-from sync.database import make_engine, migrate
+from sync.database import migrate
 from sync.store import Store, SyncRun
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 CAT = "catalog:examples/acme/catalog"
-
-
-@pytest.fixture
-def store(database_url: str) -> Iterator[Store]:
-    engine = make_engine(database_url)
-    migrate(engine)
-    yield Store(engine)
-    engine.dispose()
 
 
 def cite(locator: str) -> Citation:
