@@ -239,3 +239,33 @@ def test_two_bots_on_one_postgresql_answer_a_retried_event_once(
     fake_slack.wait_for(lambda: fake_slack.posted("chat.postMessage"), timeout=20)
     time.sleep(1.5)
     assert len(fake_slack.posted("chat.postMessage")) == 1
+
+
+def test_an_alert_for_an_unknown_service_gets_a_short_reply_with_suggestions(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack
+) -> None:
+    bot = bot_factory()
+    alert = pagerduty_alert("1700000600.000600")
+    alert["attachments"][0]["blocks"][2]["fields"][0]["text"] = "*Service:*\nPaymnts Gateway"
+    alert["attachments"][0]["blocks"][1]["text"]["text"] = "<https://acme.pagerduty.com/incidents/Q9ZZZZZZ|Errors>"
+    bot.event(alert, event_id="EvU1")
+    fake_slack.wait_for(lambda: fake_slack.posted("chat.postMessage"), timeout=20)
+    [reply] = fake_slack.posted("chat.postMessage")
+    shown = text_of(reply)
+    assert reply["thread_ts"] == "1700000600.000600"
+    assert "Paymnts Gateway" in shown and "payments" in shown.lower()
+
+
+def test_a_stale_source_is_announced_once_in_the_alert_channel(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    sources = write_sources(tmp_path / "lagging")
+    sources["ONCALL_GRAPH_DEPLOYS"] = str(tmp_path / "missing-deploys.jsonl")
+    name = f"deploys:{tmp_path / 'missing-deploys.jsonl'}"
+    bot_factory(sources=sources, ONCALL_GRAPH_ALERT_CHANNEL="COPSALERTS", ONCALL_GRAPH_SYNC_INTERVAL="1",
+                ONCALL_GRAPH_STALE_AFTER=f"{name}=1")  # fmt: skip
+    in_alert_channel = lambda: [m for m in fake_slack.posted("chat.postMessage") if m["channel"] == "COPSALERTS"]  # noqa: E731
+    fake_slack.wait_for(in_alert_channel, timeout=30)
+    time.sleep(3)  # several more sync ticks: the alert must not repeat
+    [alert] = in_alert_channel()
+    assert "missing-deploys.jsonl" in text_of(alert) and "stale" in text_of(alert).lower()
