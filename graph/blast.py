@@ -75,17 +75,23 @@ class BlastRadius:
         positions, hops, degraded = self._ranked(limit + len(self.snapshot.restricted))
         refs = self.snapshot.walk_index.refs
         memo: dict[tuple[bool, int], _Path] = {}
+        # Redacting for a viewer who sees everything changes nothing, and took a third of the time
+        # to list 100k impacted entities (bench dense-100k).
+        sees_all = self.viewer.everything or not self.snapshot.restricted
         impacts: list[Impact] = []
         for position, hop, soft in zip(positions.tolist(), hops.tolist(), degraded.tolist(), strict=True):
             ref = refs[position]
             if len(impacts) == limit:
                 break
-            if not can_see(self.snapshot, ref, self.viewer):
+            if not (sees_all or can_see(self.snapshot, ref, self.viewer)):
                 continue
             path, edges = self._path(position, hop, not soft, memo)
-            shown, kept, hidden = redact_path(self.snapshot, path, edges, self.viewer)
-            owners = visible(self.snapshot, self.snapshot.owners(ref), self.viewer)
-            impacts.append(Impact(ref, hop, DEGRADES if soft else BREAKS, shown, kept, owners, hidden))
+            owners = self.snapshot.owners(ref)
+            hidden = 0
+            if not sees_all:
+                path, edges, hidden = redact_path(self.snapshot, path, edges, self.viewer)
+                owners = visible(self.snapshot, owners, self.viewer)
+            impacts.append(Impact(ref, hop, DEGRADES if soft else BREAKS, path, edges, owners, hidden))
         return tuple(impacts)
 
     @property

@@ -42,17 +42,17 @@ def build_snapshot(
     Names that match no entity become placeholder entities; dangling and kindless refs are
     reported in `hygiene`, never silently dropped.
     """
-    with _collector_paused():
+    with collector_paused():
         return _build(tuple(batches), built_at, marks)
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building objects that are all kept.
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building millions of objects that are all kept.
 
     Its full passes over every live object took half of a 100k-entity build (bench dense-100k:
-    37 s with it, 21 s without). Reference counting still frees everything; the collector is
-    turned back on afterwards unless the caller had it off.
+    37 s with it, 21 s without) and a third of reading its catalog. Reference counting still
+    frees everything; the collector is turned back on afterwards unless the caller had it off.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -85,7 +85,7 @@ def _build(batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[
     # Each (name, ref) once: a catalog's titles and PagerDuty ids come both as entity fields and
     # as alias claims, and the index does the same work for every pair it is given.
     named = _entity_names(work.entities, claims) + namer.spellings() + namer.claimed_names()
-    final_index = AliasIndex(dict.fromkeys(named))
+    final_index = AliasIndex(dict.fromkeys(named), _identifiers(work.entities))
     soft_pairs = _soft_pairs(work, final_index)
     out_edges, in_edges, count = _merge_edges(live, soft_pairs)
     deploys, unresolved = _attach_deploys(work, final_index, name_targets, batches)
@@ -122,10 +122,18 @@ def _add_entities(work: _Work, entities: Iterable[Entity]) -> None:
             )
 
 
+def _identifiers(entities: Mapping[str, Entity]) -> list[tuple[str, str]]:
+    """Refs and their short forms: matched only as typed, never canonicalized."""
+    found: list[tuple[str, str]] = []
+    for ref, e in entities.items():
+        found += [(ref, ref), (f"{e.namespace}/{e.name}", ref), (f"{e.kind}:{e.name}", ref)]
+    return found
+
+
 def _entity_names(entities: Mapping[str, Entity], claims: Iterable[AliasClaim]) -> list[tuple[str, str]]:
     names: list[tuple[str, str]] = []
     for ref, e in entities.items():
-        names += [(ref, ref), (e.name, ref), (f"{e.namespace}/{e.name}", ref), (f"{e.kind}:{e.name}", ref)]
+        names.append((e.name, ref))
         if e.title:
             names.append((e.title, ref))
         names += [(a, ref) for a in e.annotations.get(ALIASES_ANNOTATION, "").split(",") if a.strip()]
@@ -180,7 +188,9 @@ class _Namer:
         # alias index is the costliest step of a build (bench: about 4 s of a 100k-entity build).
         # Entities do not change before placeholders are created, so the index is the same.
         if self._index is None:
-            self._index = AliasIndex(_entity_names(self._work.entities, self._claims))
+            self._index = AliasIndex(
+                _entity_names(self._work.entities, self._claims), _identifiers(self._work.entities)
+            )
         return self._index
 
     def create_placeholders(self) -> None:

@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from graph.build import collector_paused
 from graph.facts import AliasClaim, Assertion, Citation, Entity, Problem, SourceFacts
 from graph.refs import format_ref
 from graph.relations import CONSUMES_API, DEPENDS_ON, PROVIDES_API
@@ -82,6 +83,13 @@ def parse_catalog(source: str, documents: Iterable[tuple[str, object]]) -> Sourc
 
     Adds one consumer -> provider `depends_on` per API (`via` the API), citing each side.
     """
+    # A million assertions at 100k entities: the cyclic collector's passes over them cost a third
+    # of this (bench dense-100k: 15-17 s with it, 11-12 s without).
+    with collector_paused():
+        return _parse_catalog(source, documents)
+
+
+def _parse_catalog(source: str, documents: Iterable[tuple[str, object]]) -> SourceFacts:
     entities: dict[str, Entity] = {}
     assertions: list[Assertion] = []
     aliases: list[AliasClaim] = []
@@ -146,7 +154,8 @@ def _parse_document(citation: Citation, document: object) -> _Document:
         bad_spec = (Problem(where, f"expected a mapping, got {_type(spec)}: its fields are ignored", "spec"),)
         spec = {}
     parsed = _entity_document(citation, kind.lower(), name.strip(), namespace.strip().lower(), metadata, spec)
-    return replace(parsed, problems=bad_spec + parsed.problems)
+    # Copied only when there is something to add: copying every document cost 0.7 s per 100k.
+    return replace(parsed, problems=bad_spec + parsed.problems) if bad_spec else parsed
 
 
 def _refusal(where: str, kind: str, api_version: object) -> tuple[Problem, ...] | None:

@@ -231,7 +231,7 @@ class Store:
             )
             for source, kind, payload in result:
                 grouped[source].append((kind, payload))
-        return [decode_facts(source, iter(rows)) for source, rows in grouped.items()]
+        return [decode_facts(source, rows) for source, rows in grouped.items()]
 
     # --- runs and the graph version -------------------------------------------------------
     def record_run(self, run: SyncRun) -> None:

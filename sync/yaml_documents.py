@@ -9,7 +9,6 @@ which parse with rapidyaml when it is installed.
 from __future__ import annotations
 
 import codecs
-import gc
 import json
 import multiprocessing
 import os
@@ -17,13 +16,13 @@ import re
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from graph.build import collector_paused
 from graph.facts import Problem
 
 try:
@@ -83,7 +82,8 @@ def load_yaml_files(
     files: Sequence[tuple[Path, str]], *, parallel_min_bytes: int = PARALLEL_MIN_BYTES
 ) -> list[YamlDocuments]:
     """Parse (path, name) files in order; with more than `parallel_min_bytes` in all, in worker processes."""
-    with _collector_paused():
+    # The collector's passes over the documents tripled the parent's CPU time (bench dense-100k).
+    with collector_paused():
         if _total_size(files) <= parallel_min_bytes:
             return [load_yaml_file(path, name) for path, name in files]
         try:
@@ -91,23 +91,6 @@ def load_yaml_files(
         except (OSError, BrokenProcessPool):
             # No worker processes here (sandbox, resource limits): slower, but the load still happens.
             return [load_yaml_file(path, name) for path, name in files]
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while millions of document objects are built and kept.
-
-    Its full passes over them tripled the parent's CPU time in a parallel load (bench dense-100k:
-    2.3 s with it, 0.7 s without). Reference counting still frees everything; the collector is
-    turned back on afterwards unless the caller had it off.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _load_in_workers(files: Sequence[tuple[Path, str]]) -> list[YamlDocuments]:
@@ -118,7 +101,8 @@ def _load_in_workers(files: Sequence[tuple[Path, str]]) -> list[YamlDocuments]:
         chunk = max(1, len(files) // (workers * 8))
         paths = [str(path) for path, _ in files]
         names = [name for _, name in files]
-        return list(pool.map(_load_in_worker, paths, names, chunksize=chunk))
+        loaded = pool.map(_load_in_worker, paths, names, chunksize=chunk)
+        return [_received(result, path) for result, path in zip(loaded, paths, strict=True)]
 
 
 def _total_size(files: Sequence[tuple[Path, str]]) -> int:
@@ -138,8 +122,34 @@ def _quiet_worker() -> None:
     os.close(devnull)
 
 
-def _load_in_worker(path: str, name: str) -> YamlDocuments:
-    return load_yaml_file(Path(path), name, fast=ryml is not None)
+@dataclass(frozen=True, slots=True)
+class _Emitted:
+    """A file's documents as rapidyaml's JSON text, not yet decoded."""
+
+    name: str
+    documents: list[str]
+
+
+def _load_in_worker(path: str, name: str) -> YamlDocuments | _Emitted:
+    # Documents cross back to the parent as JSON text rather than pickled objects: the parent
+    # decodes them as fast as it would unpickle them, and the workers skip building and pickling
+    # them (bench dense-100k: 2.1-2.6 s instead of 2.7-4.0 s).
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return load_yaml_file(Path(path), name)
+    text = _decode(data, name)
+    emitted = None if isinstance(text, Problem) else _ryml_json(data.removeprefix(codecs.BOM_UTF8), text)
+    return load_yaml(data, name) if emitted is None else _Emitted(name, emitted)
+
+
+def _received(result: YamlDocuments | _Emitted, path: str) -> YamlDocuments:
+    if isinstance(result, YamlDocuments):
+        return result
+    documents = _decoded(result.documents)
+    if documents is None:  # a float or a constant, which PyYAML may read otherwise
+        return load_yaml_file(Path(path), result.name)
+    return YamlDocuments(result.name, _numbered(documents))
 
 
 def _decode(data: bytes, name: str) -> str | Problem:
@@ -241,6 +251,15 @@ class _DoubtfulError(Exception):
 
 
 def _load_with_ryml(data: bytes, text: str) -> list[object] | None:
+    emitted = _ryml_json(data, text)
+    return None if emitted is None else _decoded(emitted)
+
+
+def _ryml_json(data: bytes, text: str) -> list[str] | None:
+    """Each document as rapidyaml's JSON, when nothing in the text or its strings is doubtful.
+
+    Doubtful numbers are only found when decoding (`_decoded`).
+    """
     if ryml is None or _is_unusual(text):
         return None
     try:
@@ -253,9 +272,19 @@ def _load_with_ryml(data: bytes, text: str) -> list[object] | None:
         emitted = [str(ryml.emit_json(tree, node)) for node in nodes]
         if len(nodes) != _count_documents(text) or any(map(_has_typed_string, emitted)):
             return None
-        return [json.loads(js, parse_float=_doubtful, parse_constant=_doubtful) for js in emitted]
-    except Exception:  # noqa: BLE001 - ryml errors, invalid JSON, doubtful numbers
+    except Exception:  # noqa: BLE001 - ryml errors, invalid JSON strings
         return None
+    return emitted
+
+
+def _decoded(emitted: list[str]) -> list[object] | None:
+    # One decode per file costs the parent a third less than one per document (bench dense-100k);
+    # the count check refuses text that is not exactly one JSON value per document.
+    try:
+        documents = _JSON.decode("[" + ",".join(emitted) + "]")
+    except Exception:  # noqa: BLE001 - invalid JSON, doubtful numbers, nesting too deep
+        return None
+    return documents if isinstance(documents, list) and len(documents) == len(emitted) else None
 
 
 def _is_unusual(text: str) -> bool:
@@ -287,3 +316,7 @@ def _has_typed_string(emitted: str) -> bool:
 
 def _doubtful(_: str) -> object:
     raise _DoubtfulError
+
+
+# One decoder for all: `json.loads` with hooks builds a new one per call.
+_JSON = json.JSONDecoder(parse_float=_doubtful, parse_constant=_doubtful)

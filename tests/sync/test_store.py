@@ -109,3 +109,15 @@ def test_sync_runs_are_recorded(store: Store) -> None:
     store.record_run(SyncRun(CAT, T0, T0 + timedelta(seconds=2), "applied", items=3, added=3))
     [run] = store.recent_runs()
     assert (run.source, run.outcome, run.items) == (CAT, "applied", 3)
+
+
+def test_head_constant_is_the_newest_migration(store: Store) -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from sync.database import HEAD, MIGRATIONS, current_revision
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert ScriptDirectory.from_config(config).get_current_head() == HEAD
+    assert current_revision(store.engine) == HEAD
