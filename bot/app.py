@@ -11,9 +11,10 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, R
 from bot import commands, events
 from bot.deps import BotDeps
 
-# Each answer holds a listener thread while it walks and posts; size the pool for bursts of
-# commands during an incident rather than Bolt's default of five.
-LISTENER_THREADS = 32
+# Each answer holds a listener thread while it walks and posts, and a command is only acked once
+# its listener starts: size the pool for a burst of commands during an incident (bench: 50 at
+# once), not Bolt's default of five.
+LISTENER_THREADS = 64
 
 
 def build_client(token: str, base_url: str) -> WebClient:

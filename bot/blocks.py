@@ -111,7 +111,7 @@ def format_answer(
     cut = said < len(sentences) or quoted < len(cited) or any(len(s) > SECTION_CHARS // 2 for s in answer.sentences)
     if cut:
         body.append(section(f"_… the full answer ({len(cited)} cited edges) is attached_"))
-    full = f"{answer.text}\n{graph_age(snapshot, now)}\n" if cut else None
+    full = (lambda: f"{answer.text}\n{graph_age(snapshot, now)}\n") if cut else None
     first = answer.sentences[0] if answer.sentences else "No answer."
     return message(
         stale_prefix(snapshot, now, stale_after) + clip(first, FALLBACK_CHARS), [*warning, *body, footer], full

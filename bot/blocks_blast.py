@@ -79,7 +79,7 @@ def format_blast_radius(
     body = pack(lines) if lines else [section(_nothing(counts))]
     cut = more > 0 or len(result.systems) > SYSTEMS_SHOWN or _elided(impacts[:shown])
     text = f"{stale_prefix(snapshot, now, stale_after)}If {short_name(result.failed)} goes down: {counts.summary()}"
-    full = blast_text(result, snapshot, now, stale_after) if cut else None
+    full = (lambda: blast_text(result, snapshot, now, stale_after)) if cut else None
     return message(text, head + body + tail, full)
 
 

@@ -9,7 +9,7 @@ message's block text is kept under TEXT_BUDGET.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -35,14 +35,26 @@ SOURCES_SHOWN = 3
 @dataclass(frozen=True, slots=True)
 class SlackMessage:
     """What the bot posts: notification `text`, Block Kit `blocks`, and, when the blocks had to be
-    cut to fit Slack's limits, the whole answer as plain text (`full_text`) to attach as a file."""
+    cut to fit Slack's limits, the whole answer as plain text (`full_text`) to attach as a file.
+
+    The whole answer is written only when read: on a large graph it costs far more than the
+    message, so it is built after the message has gone out.
+    """
 
     text: str
     blocks: tuple[Block, ...]
-    full_text: str | None = None
+    write_full_text: Callable[[], str] | None = None
+
+    @property
+    def cut(self) -> bool:
+        return self.write_full_text is not None
+
+    @property
+    def full_text(self) -> str | None:
+        return self.write_full_text() if self.write_full_text else None
 
 
-def message(text: str, blocks: Iterable[Block], full_text: str | None = None) -> SlackMessage:
+def message(text: str, blocks: Iterable[Block], full_text: Callable[[], str] | None = None) -> SlackMessage:
     return SlackMessage(clip(text, FALLBACK_CHARS), tuple(blocks), full_text)
 
 

@@ -52,7 +52,7 @@ def format_suspects(
     head = [header(f"Suspects: {short_name(result.entity)}"), *warning, *_summary_blocks(result)]
     tail = [footer] + ([] if shared else share_button(_share_value(result)))
     body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE)
-    full = suspects_text(result, snapshot, now, stale_after) if cut else None
+    full = (lambda: suspects_text(result, snapshot, now, stale_after)) if cut else None
     return message(stale_prefix(snapshot, now, stale_after) + _fallback(result), head + body + tail, full)
 
 
@@ -69,12 +69,16 @@ def format_alert_reply(
     head = [header(f"Alert on {short_name(suspects_result.entity)}"), *warning, *_summary_blocks(suspects_result)]
     tail = [divider(), *blast_summary(blast_result), footer]
     body, cut = _dependency_blocks(suspects_result, TEXT_BUDGET - text_length(head + tail) - RESERVE)
-    full = None
-    if cut:
-        full = suspects_text(suspects_result, snapshot, now, stale_after)
-        full += "\n" + blast_text(blast_result, snapshot, now, stale_after)
+
+    def full() -> str:
+        views = (
+            suspects_text(suspects_result, snapshot, now, stale_after),
+            blast_text(blast_result, snapshot, now, stale_after),
+        )
+        return "\n".join(views)
+
     text = stale_prefix(snapshot, now, stale_after) + _fallback(suspects_result)
-    return message(text, head + body + tail, full)
+    return message(text, head + body + tail, full if cut else None)
 
 
 def _fallback(result: Suspects) -> str:

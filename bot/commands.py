@@ -33,7 +33,8 @@ def _timed(deps: BotDeps, command: str, work: Callable[[], None]) -> None:
     started = time.perf_counter()
     deps.metrics.requests.labels(command).inc()
     try:
-        work()
+        with deps.work_slots:
+            work()
     finally:
         deps.metrics.latency.labels(command).observe(time.perf_counter() - started)
 

@@ -29,13 +29,14 @@ def _filename(message: SlackMessage) -> str:
 
 
 def upload_full_text(client: WebClient, message: SlackMessage, *, channel: str, thread_ts: str | None = None) -> None:
-    if not message.full_text:
+    full_text = message.full_text  # written only now, after the message itself has gone out
+    if not full_text:
         return
     try:
         client.files_upload_v2(
             channel=channel,
             thread_ts=thread_ts,
-            content=message.full_text,
+            content=full_text,
             filename=_filename(message),
             title=f"Full answer: {message.text[:80]}",
         )
@@ -48,7 +49,7 @@ def respond_with(
 ) -> None:
     """Ephemeral unless shared; a cut answer's full text goes to the channel when shared, else to the user."""
     respond(response_type="in_channel" if shared else "ephemeral", **message_kwargs(message))
-    if not message.full_text:
+    if not message.cut:
         return
     target = channel if shared else _direct_channel(client, user)
     if target:

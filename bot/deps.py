@@ -5,6 +5,7 @@ Handlers never reach the database, the scheduler or the environment themselves.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,3 +27,6 @@ class BotDeps:
     alert_bots: Collection[str] = ("PagerDuty",)
     stale_after: float | None = None  # seconds; older graphs are called out in every answer
     hygiene: Callable[[Snapshot], Mapping[str, int]] = field(default=lambda _s: {})
+    # Walking and formatting are CPU work under one GIL: a few at a time keeps the cheap acks of a
+    # burst of commands prompt (bench: with 50 running at once, acks neared Slack's 3 s limit).
+    work_slots: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(2))

@@ -49,18 +49,8 @@ def register(app: App, deps: BotDeps) -> None:
     def on_app_mention(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
         if not _claimed(deps, body, event, "mention"):
             return
-        started = time.perf_counter()
-        channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
-        snapshot = deps.snapshot()
-        if snapshot is None:
-            say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
-            return
-        question = _MENTION.sub("", str(event.get("text", ""))).strip()
-        viewer = Viewer(channel=channel, user=str(event.get("user", "")))
-        now = deps.clock()
-        answer = ask(snapshot, question, now=now, viewer=viewer)
-        say_in_thread(client, format_answer(answer, snapshot, now=now), channel=channel, thread_ts=thread)
-        deps.metrics.latency.labels("mention").observe(time.perf_counter() - started)
+        with deps.work_slots:
+            _answer_mention(deps, event, client)
 
     def on_message(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
         # Every channel message lands here, so none is left unhandled (a 404 makes Slack retry).
@@ -74,10 +64,26 @@ def register(app: App, deps: BotDeps) -> None:
         if not deps.claim(f"incident:{incident_key(alert)}"):
             deps.metrics.deduplicated.labels("incident").inc()
             return
-        _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
+        with deps.work_slots:
+            _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
 
     app.event("app_mention")(on_app_mention)
     app.event("message")(on_message)
+
+
+def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> None:
+    started = time.perf_counter()
+    channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
+    snapshot = deps.snapshot()
+    if snapshot is None:
+        say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
+        return
+    question = _MENTION.sub("", str(event.get("text", ""))).strip()
+    viewer = Viewer(channel=channel, user=str(event.get("user", "")))
+    now = deps.clock()
+    answer = ask(snapshot, question, now=now, viewer=viewer)
+    say_in_thread(client, format_answer(answer, snapshot, now=now), channel=channel, thread_ts=thread)
+    deps.metrics.latency.labels("mention").observe(time.perf_counter() - started)
 
 
 def _resolve_alert(snapshot: Snapshot, alert: Alert, viewer: Viewer) -> Resolution:

@@ -35,7 +35,7 @@ from sync.sources import SourceSpec
 from sync.store import Store
 
 log = logging.getLogger(__name__)
-HTTP_THREADS = 16
+HTTP_THREADS = 64  # each Slack request holds one until its ack: a burst must not queue
 
 
 class ConfigError(Exception):

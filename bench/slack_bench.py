@@ -1,0 +1,91 @@
+"""Slack benchmark: `/blast-radius` end to end (signed request in, message out at a fake Slack API),
+sequentially and 50 at once, against `oncall-graph serve` on a synced catalog.
+
+    python -m bench.slack_bench            layered-10k and layered-100k
+    python -m bench.slack_bench --quick    layered-10k only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from bench.generate import OUT, SCENARIOS, ensure_catalog
+from bench.measure import summary_ms
+from bench.sync_bench import run_cli
+from tests.e2e.conftest import SECRET, Bot, start_bot, stop
+from tests.fakes.slack_api import FakeSlack, slack_api
+
+SEQUENTIAL = 30
+CONCURRENT = 50
+
+
+def one_command(bot: Bot, fake: FakeSlack, name: str, target: str) -> tuple[float, float]:
+    """(seconds until the HTTP ack, seconds until the answer reached Slack)."""
+    began = time.perf_counter()
+    response = bot.command("/blast-radius", target, fake.response_url(name))
+    acked = time.perf_counter() - began
+    if response.status_code != 200:
+        raise RuntimeError(f"/blast-radius {target}: HTTP {response.status_code}")
+    fake.wait_for(lambda: fake.responses(name), timeout=60)
+    return acked, time.perf_counter() - began
+
+
+def measure(bot: Bot, fake: FakeSlack, hub: str, leaf: str) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    for label, target in (("hub", hub), ("leaf", leaf)):
+        one_command(bot, fake, f"warm-{label}", target)
+        answered = [one_command(bot, fake, f"{label}-{i}", target)[1] for i in range(SEQUENTIAL)]
+        figures[label] = summary_ms(answered)
+    with ThreadPoolExecutor(max_workers=CONCURRENT) as pool:
+        burst = list(
+            pool.map(lambda i: one_command(bot, fake, f"burst-{i}", hub if i % 2 else leaf), range(CONCURRENT))
+        )
+    figures["burst_50"] = {
+        "ack_max_ms": round(max(a for a, _ in burst) * 1e3, 1),
+        "answered": summary_ms([done for _, done in burst]),
+    }
+    return figures
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    names = ["layered-10k"] if args.quick else ["layered-10k", "layered-100k"]
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in names:
+            catalog = ensure_catalog(SCENARIOS[name])
+            db = f"sqlite:///{Path(scratch) / f'{name}.db'}"
+            run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
+            with slack_api() as fake:
+                bot = start_bot(
+                    Path(scratch) / f"{name}.log",
+                    PORT="0", SLACK_BOT_TOKEN="xoxb-bench", SLACK_SIGNING_SECRET=SECRET, SLACK_API_URL=fake.url,
+                    DATABASE_URL=db, ONCALL_GRAPH_SYNC_INTERVAL="3600",
+                )  # fmt: skip
+                try:
+                    results[name] = measure(bot, fake, catalog.hub, catalog.leaf)
+                finally:
+                    stop(bot)
+            for label in ("hub", "leaf"):
+                f = results[name][label]
+                print(f"{name:>13} /blast-radius {label:>4}: p50 {f['p50']:7.1f} ms  p99 {f['p99']:7.1f} ms")
+            burst = results[name]["burst_50"]
+            print(
+                f"{name:>13} 50 at once: slowest ack {burst['ack_max_ms']:.0f} ms, answered p50 "
+                f"{burst['answered']['p50']:.0f} ms p99 {burst['answered']['p99']:.0f} ms"
+            )
+    OUT.mkdir(exist_ok=True)
+    (OUT / "slack_results.json").write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

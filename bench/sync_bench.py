@@ -1,0 +1,77 @@
+"""Sync benchmark: cold sync, unchanged re-sync and restart-to-first-answer, on SQLite and PostgreSQL.
+
+    python -m bench.sync_bench            layered-10k and layered-100k
+    python -m bench.sync_bench --quick    layered-10k only
+
+Every step is the real command line in its own process; peak RSS is that process's own
+(`wait4`). PostgreSQL is a throwaway local cluster (tests/fakes/postgres_server.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.generate import OUT, SCENARIOS, ensure_catalog
+from tests.fakes.postgres_server import create_database, postgres_cluster
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str) -> dict[str, float]:
+    """Wall seconds and peak RSS (MB) of one `oncall-graph` command."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ONCALL_GRAPH_", "DATABASE_URL"))}
+    began = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", *args],
+        env={**env, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - began
+    errors = proc.stderr.read().decode() if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"oncall-graph {' '.join(args)} failed:\n{errors[-2000:]}")
+    return {"seconds": round(seconds, 3), "rss_mb": round(usage.ru_maxrss / 1024, 1)}
+
+
+def measure(catalog_folder: Path, hub: str, db: str) -> dict[str, Any]:
+    sources = ["--catalog", str(catalog_folder), "--db", db]
+    return {
+        "cold_sync": run_cli(*sources, "sync"),
+        "unchanged_sync": run_cli(*sources, "sync"),
+        "restart_to_first_answer": run_cli("--db", db, "resolve", hub),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    names = ["layered-10k"] if args.quick else ["layered-10k", "layered-100k"]
+    results: dict[str, Any] = {}
+    with postgres_cluster() as admin_url, tempfile.TemporaryDirectory() as scratch:
+        for number, name in enumerate(names):
+            catalog = ensure_catalog(SCENARIOS[name])
+            sqlite = f"sqlite:///{Path(scratch) / f'{name}.db'}"
+            postgres = create_database(admin_url, f"bench_sync_{number}")
+            results[name] = {"sqlite": measure(catalog.folder, catalog.hub, sqlite),
+                             "postgresql": measure(catalog.folder, catalog.hub, postgres)}  # fmt: skip
+            for db, steps in results[name].items():
+                for step, figures in steps.items():
+                    print(f"{name:>13} {db:>10} {step:>24}: {figures['seconds']:7.2f} s  {figures['rss_mb']:7.0f} MB")
+    OUT.mkdir(exist_ok=True)
+    (OUT / "sync_results.json").write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
