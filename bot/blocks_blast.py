@@ -145,6 +145,9 @@ def impact_entry(impact: Impact, *, edges_shown: int = EDGES_SHOWN) -> str:
     return "\n".join(lines)
 
 
+FULL_TEXT_ENTRIES = 2_000
+
+
 def blast_text(result: BlastRadius, snapshot: Snapshot, now: datetime, stale_after: float | None) -> str:
     """The whole answer as plain text: every impacted entity with its full cited path."""
     counts = _Counts.of(result)
@@ -152,7 +155,10 @@ def blast_text(result: BlastRadius, snapshot: Snapshot, now: datetime, stale_aft
     if result.max_depth is not None:
         lines.append(f"(walk limited to {plural(result.max_depth, 'hop')})")
     hops = -1
-    for impact in result.impacted:
+    # Bounded: each path costs a walk back to the failure, and a file of 100k paths helps no one
+    # at 3 a.m.; the command line (`--json`) lists them all.
+    shown = result.nearest(FULL_TEXT_ENTRIES)
+    for impact in shown:
         if impact.hops != hops:
             hops = impact.hops
             lines.append(plural(hops, "hop"))
@@ -161,6 +167,9 @@ def blast_text(result: BlastRadius, snapshot: Snapshot, now: datetime, stale_aft
         lines += [f"      {cite_edge(e)}" for e in reversed(impact.edges)]
         if impact.hidden:
             lines.append(f"      {plural(impact.hidden, 'hidden entity', 'hidden entities')} on this path")
+    if counts.visible > len(shown):
+        rest = counts.visible - len(shown)
+        lines.append(f"… and {rest} more impacted entities: oncall-graph blast-radius {result.failed} --json lists all")
     systems = ", ".join(f"{short_name(s.entity)} ({s.impacted}/{s.total})" for s in result.systems)
     if systems:
         lines.append(f"systems impacted: {systems}")
