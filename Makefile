@@ -39,8 +39,11 @@ unit: install
 
 test: lint typecheck imports unit
 
+# Speed and memory, reported as numbers (never asserted in tests). QUICK=1 for the small catalogs only.
 bench: install
-	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.run $(if $(QUICK),--quick)
+	$(BIN)/python -m bench.sync_bench $(if $(QUICK),--quick)
+	$(BIN)/python -m bench.slack_bench $(if $(QUICK),--quick)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench/out
