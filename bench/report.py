@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-# (what, scenario, limit): from the issue that asked for the benchmark.
+# From the issue that asked for the benchmark: (scenario, seconds) for parse + build.
 LOAD_TARGETS = (("layered-100k", 10.0), ("dense-100k", 20.0))
 RSS_TARGET_MB = 1536.0
 SCIPY_FACTOR = 3.0
@@ -16,9 +16,24 @@ def print_report(results: dict[str, Any]) -> None:
     machine = results["machine"]
     print(f"\noncall-graph bench: {machine['cpus']} CPUs, Python {machine['python']}, {machine['platform']}")
     _table(
-        "Cold load: read_catalog (parse + facts), build_snapshot, walk-index compile; seconds and peak RSS (MB)",
-        ["scenario", "entities", "edges", "MB", "parse", "facts", "build", "compile", "total", "RSS", "workers"],
-        [_load_row(name, s["load"]) for name, s in scenarios.items()],
+        "Cold load (fastest of the fresh-process loads): read_catalog (parse + facts), build_snapshot, walk-index"
+        " compile; seconds; peak RSS of this process and of a parse worker, MB; load average when it started",
+        [
+            "scenario",
+            "entities",
+            "edges",
+            "MB",
+            "parse",
+            "facts",
+            "build",
+            "compile",
+            "total",
+            "loads",
+            "RSS",
+            "workers",
+            "load avg",
+        ],
+        [_load_row(name, s) for name, s in scenarios.items()],
     )
     _table(
         "Latency, ms p50/p99: blast radius (reach = impacted set + hops; display = reach + first 20 cited paths;"
@@ -52,10 +67,13 @@ def print_report(results: dict[str, Any]) -> None:
     _targets(scenarios)
 
 
-def _load_row(name: str, load: dict[str, Any]) -> list[str]:
+def _load_row(name: str, scenario: dict[str, Any]) -> list[str]:
+    load = scenario["load"]
     seconds = [f"{load.get(k, 0.0):.2f}" for k in ("parse", "facts", "build", "compile", "total")]
     sizes = [str(load["entities"]), str(load["edges"]), f"{load['size_mb']:.1f}"]
-    return [name, *sizes, *seconds, f"{load['rss_mb']:.0f}", f"{load['workers_mb']:.0f}"]
+    totals = "/".join(f"{other['total']:.1f}" for other in scenario.get("loads", [load]))
+    memory = [f"{load['rss_mb']:.0f}", f"{load['workers_mb']:.0f}", f"{load['load_average']:.1f}"]
+    return [name, *sizes, *seconds, totals, *memory]
 
 
 def _query_row(name: str, target: str, q: dict[str, Any]) -> list[str]:
@@ -80,8 +98,7 @@ def _targets(scenarios: dict[str, Any]) -> None:
             total = scenarios[name]["load"]["total"]
             lines.append(_check(f"{name} parse+build {total:.1f} s < {limit:.0f} s", total < limit))
     for name, s in scenarios.items():
-        load = s["load"]
-        worst = max(load["rss_mb"], load["workers_mb"])
+        worst = max(max(load["rss_mb"], load["workers_mb"]) for load in s.get("loads", [s["load"]]))
         lines.append(_check(f"{name} peak RSS {worst:.0f} MB < {RSS_TARGET_MB:.0f} MB", worst < RSS_TARGET_MB))
     if "dense-100k" in scenarios:
         ratio = scenarios["dense-100k"]["baselines"]["hub"]["ours_over_scipy"]

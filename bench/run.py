@@ -1,6 +1,6 @@
 """`make bench`: cold load, memory and walk latency on synthetic catalogs, against three baselines.
 
-    python -m bench.run            all scenarios and the parser comparison (about 5 minutes)
+    python -m bench.run            all scenarios and the parser comparison (about 2 minutes on 2 cores)
     python -m bench.run --quick    layered-1k and layered-10k only
 
 Each scenario runs in a fresh subprocess, so its peak RSS is its own. Results are printed as
@@ -39,7 +39,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--scenario", action="append", choices=list(SCENARIOS), help="run only these (repeatable)")
     parser.add_argument("--runs", type=int, default=0, help="runs per latency figure (default: 30, 15 at 100k)")
     parser.add_argument("--no-parsers", action="store_true", help="skip the parser comparison")
+    parser.add_argument(
+        "--loads", type=int, default=2, help="cold loads per scenario, each in a fresh process; the fastest is shown"
+    )
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # internal: one scenario in this process
+    parser.add_argument("--load-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--parsers", help=argparse.SUPPRESS)  # internal: the parser comparison
     parser.add_argument("--into", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -51,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name in names:
         catalog = ensure_catalog(SCENARIOS[name])
         _progress(f"{name}: {catalog.entities} entities, {catalog.size / 1e6:.1f} MB in {catalog.files} files")
-        results["scenarios"][name] = _in_subprocess(["--measure", name, "--runs", str(args.runs)])
+        results["scenarios"][name] = _measured(name, args.runs, args.loads)
     if not (args.quick or args.no_parsers or args.scenario):
         _progress("parser comparison on dense-100k")
         results["parsers"] = _in_subprocess(["--parsers", "dense-100k"])
@@ -63,6 +67,16 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def _progress(message: str) -> None:
     print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+def _measured(name: str, runs: int, loads: int) -> dict[str, Any]:
+    """Everything once, plus more cold loads in fresh processes: other processes on a small machine
+    make single loads vary by a third, and the fastest is the closest to the code's own cost."""
+    measured: dict[str, Any] = _in_subprocess(["--measure", name, "--runs", str(runs)])
+    others = [_in_subprocess(["--measure", name, "--load-only"]) for _ in range(loads - 1)]
+    measured["loads"] = [measured["load"]] + [other["load"] for other in others]
+    measured["load"] = min(measured["loads"], key=lambda load: load["total"])
+    return measured
 
 
 def _in_subprocess(arguments: list[str]) -> Any:
@@ -79,7 +93,7 @@ def _child(args: argparse.Namespace) -> None:
 
         result: Any = compare_parsers(ensure_catalog(SCENARIOS[args.parsers]).paths)
     else:
-        result = measure_scenario(ensure_catalog(SCENARIOS[args.measure]), args.runs)
+        result = measure_scenario(ensure_catalog(SCENARIOS[args.measure]), args.runs, load_only=args.load_only)
     Path(args.into).write_text(json.dumps(result))
 
 
@@ -103,7 +117,7 @@ def _machine() -> dict[str, Any]:
 # --- one scenario, in its own process -------------------------------------------------------
 
 
-def measure_scenario(catalog: Catalog, runs: int) -> dict[str, Any]:
+def measure_scenario(catalog: Catalog, runs: int, *, load_only: bool = False) -> dict[str, Any]:
     """Cold load, memory, walk latency on the hub and the leaf, and the baselines."""
     from graph.build import build_snapshot
     from sync.catalog import read_catalog
@@ -137,6 +151,8 @@ def measure_scenario(catalog: Catalog, runs: int) -> dict[str, Any]:
         "load_average": load_average,
     }
     _progress(f"{catalog.scenario.name}: loaded in {load['total']:.1f} s, peak RSS {load['rss_mb']:.0f} MB")
+    if load_only:
+        return {"load": load}
     slow_runs = 3 if big else 10
     targets = {"hub": catalog.hub, "leaf": catalog.leaf}
     queries = {target: _queries(snapshot, ref, runs, slow_runs) for target, ref in targets.items()}

@@ -26,7 +26,7 @@ from bot.settings import Settings
 from graph.freshness import measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.database import make_engine, migrate
-from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, rebuild, sync_once
+from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources import SourceAccess, SourceSpec
 from sync.store import Store
 
@@ -111,10 +111,9 @@ def run_sync(args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store
         accepted.append({"source": name, "added": applied.added, "retired": applied.retired})
     if accepted:
         store.bump_version(at=clock())
-        rebuild(store, ref, clock)
     if not specs and not accepted:
         raise UsageError("no sources configured: give --catalog, --docs, ... or set ONCALL_GRAPH_CATALOG and friends")
-    report = sync_once(specs, store, ref, clock, access=source_access(settings)) if specs else None
+    report = sync_once(specs, store, ref, clock, access=source_access(settings), swap=False) if specs else None
     data = {
         "version": report.version if report else store.graph_version(),
         "accepted": accepted,

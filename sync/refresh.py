@@ -57,8 +57,12 @@ def sync_once(
     max_drop: float = DEFAULT_MAX_DROP,
     access: SourceAccess = DEFAULT_ACCESS,
     replica: str = "",
+    swap: bool = True,
 ) -> SyncReport:
-    """Read every source into the store, then rebuild and swap the snapshot when anything moved."""
+    """Read every source into the store, then rebuild and swap the snapshot when anything moved.
+
+    `swap=False` only stores (a one-off `oncall-graph sync` answers nothing, so builds nothing).
+    """
     states = store.source_states()
     outcomes = []
     for spec in specs:
@@ -85,6 +89,8 @@ def sync_once(
     version = store.bump_version(at=clock()) if changed else store.graph_version()
     names = [s.name for s in specs]
     current = ref.current()
+    if not swap:
+        return SyncReport(tuple(outcomes), version, None)
     if changed or current is None:
         snapshot = rebuild(store, ref, clock, names)
     else:
