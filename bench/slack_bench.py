@@ -7,7 +7,6 @@ sequentially and 50 at once, against `oncall-graph serve` on a synced catalog.
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
@@ -18,7 +17,7 @@ from typing import Any
 
 from bench.generate import OUT, SCENARIOS, ensure_catalog
 from bench.measure import summary_ms
-from bench.sync_bench import run_cli
+from bench.sync_bench import run_cli, scenario_names
 from tests.e2e.conftest import SECRET, Bot, start_bot, stop
 from tests.fakes.slack_api import FakeSlack, slack_api
 
@@ -55,10 +54,7 @@ def measure(bot: Bot, fake: FakeSlack, hub: str, leaf: str) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
-    names = ["layered-10k"] if args.quick else ["layered-10k", "layered-100k"]
+    names = scenario_names(argv, __doc__ or "")
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for name in names:

@@ -53,11 +53,16 @@ def measure(catalog_folder: Path, hub: str, db: str) -> dict[str, Any]:
     }
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def scenario_names(argv: Sequence[str] | None, doc: str) -> list[str]:
+    """layered-10k and layered-100k, or layered-10k alone with --quick."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
-    names = ["layered-10k"] if args.quick else ["layered-10k", "layered-100k"]
+    quick = parser.parse_args(argv).quick
+    return ["layered-10k"] if quick else ["layered-10k", "layered-100k"]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    names = scenario_names(argv, __doc__ or "")
     results: dict[str, Any] = {}
     with postgres_cluster() as admin_url, tempfile.TemporaryDirectory() as scratch:
         for number, name in enumerate(names):
