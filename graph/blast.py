@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from graph.compiled import UNREACHED, IntArray, best_parents, reverse_levels
+from graph.compiled import UNREACHED, BoolArray, IntArray, WalkIndex, best_parents, reverse_levels
 from graph.relations import PART_OF, RUNTIME_KINDS, propagates
 from graph.snapshot import EdgeFacts, Snapshot
 from graph.visibility import EVERYONE, Viewer, can_see, redact_path, visible
@@ -114,33 +114,23 @@ class BlastRadius:
             # Beyond the depth limit is not "survives": only what no walk reaches at all survives.
             start = index.position[self.failed]
             hit = reverse_levels(index, start, hard_only=False, max_depth=None) >= 0
-        return tuple(
-            ref
-            for i, ref in enumerate(index.refs)
-            if not hit[i]
-            and self.snapshot.entities[ref].kind in RUNTIME_KINDS
-            and can_see(self.snapshot, ref, self.viewer)
-        )
+        # Array work per query; what depends on the catalog alone is computed once per snapshot.
+        keep = np.flatnonzero(~hit & runtime_mask(self.snapshot))
+        found = (index.refs[i] for i in keep.tolist())
+        if self.viewer.everything or not self.snapshot.restricted:
+            return tuple(found)
+        return tuple(ref for ref in found if can_see(self.snapshot, ref, self.viewer))
 
     @cached_property
     def systems(self) -> tuple[SystemImpact, ...]:
         """Systems with at least one impacted part: how many of their parts are impacted."""
-        impacted = set(self.breaks) | set(self.degrades)
-        totals: Counter[str] = Counter()
-        hits: Counter[str] = Counter()
-        for system, parts in self._system_parts().items():
-            if not can_see(self.snapshot, system, self.viewer):
-                continue
-            totals[system] = len(parts)
-            hits[system] = len(parts & impacted)
-        return tuple(SystemImpact(s, hits[s], totals[s]) for s in sorted(totals) if hits[s])
-
-    def _system_parts(self) -> dict[str, set[str]]:
-        parts: dict[str, set[str]] = {}
-        for ref, edges in self.snapshot.in_edges.items():
-            if ref.startswith("system:"):
-                parts[ref] = {e.src for e in edges if e.rel == PART_OF}
-        return parts
+        reached = self._all > 0
+        found = []
+        for system, parts in system_parts(self.snapshot).items():
+            hits = int(np.count_nonzero(reached[parts]))
+            if hits and can_see(self.snapshot, system, self.viewer):
+                found.append(SystemImpact(system, hits, int(parts.size)))
+        return tuple(found)
 
     def _refs_where(self, mask: np.ndarray) -> tuple[str, ...]:
         refs = self.snapshot.walk_index.refs
@@ -188,6 +178,36 @@ class BlastRadius:
             parent = best_parents(self.snapshot.walk_index, walk, hard_only=hard_only, up_to=done)
             self._parents[hard_only] = (done, parent)
         return parent
+
+
+# Keyed by the walk index: one per built graph, shared by snapshots that only refresh marks.
+_RUNTIME: WeakKeyDictionary[WalkIndex, BoolArray] = WeakKeyDictionary()
+_SYSTEMS: WeakKeyDictionary[WalkIndex, dict[str, IntArray]] = WeakKeyDictionary()
+
+
+def runtime_mask(snapshot: Snapshot) -> BoolArray:
+    """Components and resources, in walk-index order (the entities that can fail or survive)."""
+    mask = _RUNTIME.get(snapshot.walk_index)
+    if mask is None:
+        kinds = [snapshot.entities[ref].kind for ref in snapshot.walk_index.refs]
+        mask = _RUNTIME[snapshot.walk_index] = np.fromiter(
+            (k in RUNTIME_KINDS for k in kinds), dtype=bool, count=len(kinds)
+        )
+    return mask
+
+
+def system_parts(snapshot: Snapshot) -> dict[str, IntArray]:
+    """Each system's parts, as walk-index positions, sorted by system ref."""
+    parts = _SYSTEMS.get(snapshot.walk_index)
+    if parts is None:
+        position = snapshot.walk_index.position
+        parts = {
+            ref: np.fromiter(sorted(position[e.src] for e in edges if e.rel == PART_OF), dtype=np.int64)
+            for ref, edges in sorted(snapshot.in_edges.items())
+            if ref.startswith("system:")
+        }
+        _SYSTEMS[snapshot.walk_index] = parts = {ref: p for ref, p in parts.items() if p.size}
+    return parts
 
 
 def _best_edge(snapshot: Snapshot, dependent: str, dependency: str, hard_only: bool) -> EdgeFacts:
