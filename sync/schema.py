@@ -41,15 +41,23 @@ sources = Table(
     Column("stale_changed_at", DateTime(timezone=True)),
 )
 
+
+def _fact_columns() -> list[Column[object]]:
+    """A fact row as the codec writes it (sync/fact_codec.py): whose, what kind, its key and JSON."""
+    return [
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("source", String(500), ForeignKey("sources.name", ondelete="CASCADE"), nullable=False),
+        Column("kind", String(16), nullable=False),
+        Column("fact_key", String(32), nullable=False),
+        Column("payload", Text, nullable=False),
+    ]
+
+
 # Every fact a source ever asserted; live while valid_to is NULL. History answers --as-of.
 facts = Table(
     "facts",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("source", String(500), ForeignKey("sources.name", ondelete="CASCADE"), nullable=False),
-    Column("kind", String(16), nullable=False),
-    Column("fact_key", String(32), nullable=False),
-    Column("payload", Text, nullable=False),
+    *_fact_columns(),
     Column("valid_from", DateTime(timezone=True), nullable=False),
     Column("valid_to", DateTime(timezone=True)),
     Index("ix_facts_live", "source", "valid_to"),
@@ -60,11 +68,7 @@ facts = Table(
 held_facts = Table(
     "held_facts",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("source", String(500), ForeignKey("sources.name", ondelete="CASCADE"), nullable=False),
-    Column("kind", String(16), nullable=False),
-    Column("fact_key", String(32), nullable=False),
-    Column("payload", Text, nullable=False),
+    *_fact_columns(),
     Index("ix_held_facts_source", "source"),
 )
 

@@ -121,3 +121,14 @@ def test_head_constant_is_the_newest_migration(store: Store) -> None:
     config.set_main_option("script_location", str(MIGRATIONS))
     assert ScriptDirectory.from_config(config).get_current_head() == HEAD
     assert current_revision(store.engine) == HEAD
+
+
+def test_migrations_create_exactly_the_tables_the_code_declares(store: Store) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from sync.schema import metadata
+
+    with store.engine.connect() as connection:
+        differences = compare_metadata(MigrationContext.configure(connection), metadata)
+    assert differences == []
