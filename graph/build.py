@@ -79,8 +79,8 @@ def _build(batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[
     held = tuple(a for a in resolved if a.held)
     for a in live:
         if not a.by_name and (a.dst not in work.entities or a.src not in work.entities):
-            _ensure_placeholder(work, a.dst, a.citation, dangling=True)
-            _ensure_placeholder(work, a.src, a.citation, dangling=True)
+            _ensure_dangling(work, a.dst, a.citation)
+            _ensure_dangling(work, a.src, a.citation)
 
     # Each (name, ref) once: a catalog's titles and PagerDuty ids come both as entity fields and
     # as alias claims, and the index does the same work for every pair it is given.
@@ -267,7 +267,8 @@ def _resolve_kindless(work: _Work, a: Assertion) -> Assertion | None:
     return Assertion(src, a.rel, dst, a.citation, via=a.via, held=a.held)
 
 
-def _ensure_placeholder(work: _Work, ref: str, citation: Citation, *, dangling: bool) -> None:
+def _ensure_dangling(work: _Work, ref: str, citation: Citation) -> None:
+    """A ref no source defines: keep it as a placeholder, so paths through it stay visible, and report it."""
     if ref in work.entities:
         return
     try:
@@ -275,10 +276,9 @@ def _ensure_placeholder(work: _Work, ref: str, citation: Citation, *, dangling: 
     except RefError:
         return
     work.entities[ref] = Entity(ref, kind, name, citation, namespace=namespace, placeholder=True)
-    if dangling:
-        work.dangling.append(
-            Problem(citation.locator, f"{ref} is referenced but defined in no source; kept as a placeholder")
-        )
+    work.dangling.append(
+        Problem(citation.locator, f"{ref} is referenced but defined in no source; kept as a placeholder")
+    )
 
 
 def _soft_pairs(work: _Work, index: AliasIndex) -> set[tuple[str, str]]:

@@ -145,9 +145,6 @@ class AliasIndex:
                 return tier, refs
         return "", frozenset()
 
-    def keys(self, tier: str) -> Mapping[str, frozenset[str]]:
-        return self._tiers[tier]
-
     def collisions(self) -> tuple[AliasCollision, ...]:
         """Keys claimed by more than one entity, in the tiers where they would be looked up."""
         found: list[AliasCollision] = []

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from graph.facts import Assertion, Citation, Deploy, Entity, Problem, SourceMark
 from graph.names import AliasIndex
-from graph.relations import OWNED_BY, PART_OF
+from graph.relations import OWNED_BY
 
 if TYPE_CHECKING:
     from graph.compiled import WalkIndex
@@ -97,13 +97,6 @@ class Snapshot:
         claims = self.owner_claims(ref)
         trusted = [c.owner for c in claims if not c.extracted]
         return tuple(trusted or [c.owner for c in claims])
-
-    def systems_of(self, ref: str) -> tuple[str, ...]:
-        return tuple(
-            e.dst
-            for e in self.out_edges.get(ref, ())
-            if e.rel == PART_OF and self.entities.get(e.dst, None) is not None and e.dst.startswith("system:")
-        )
 
     def age_mark(self) -> SourceMark | None:
         """The oldest successful source: an answer is only as fresh as its stalest input."""
