@@ -1,4 +1,5 @@
-"""One query command on one snapshot: (exit status, JSON value, text lines). Pure."""
+"""One query command on one snapshot: (exit status, JSON value, text lines). Pure, except that `ask`
+with a model given calls it (to read the question and phrase the graph's answer)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from rich.text import Text
 
 from bot import render_json, render_text
-from graph.ask import ask
+from bot.asking import Asked, ModelPorts, ask_question
 from graph.blast import blast_radius
 from graph.hygiene import lint
 from graph.names import resolve
@@ -21,15 +22,19 @@ EXIT_OK, EXIT_UNRESOLVED, EXIT_USAGE = 0, 1, 2
 Outcome = tuple[int, Any, list[Text]]
 
 
-def answer(args: argparse.Namespace, snapshot: Snapshot, now: datetime, wall: datetime) -> Outcome:
+def answer(
+    args: argparse.Namespace, snapshot: Snapshot, now: datetime, wall: datetime, model: ModelPorts | None = None
+) -> Outcome:
     command = args.command
     if command == "lint":
         report = lint(snapshot)
         return EXIT_OK, render_json.lint_json(report), render_text.render_lint(report)
     if command == "ask":
-        found = ask(snapshot, args.question, now=now)
+        asked = ask_question(snapshot, args.question, now=now, model=model, purpose="ask")
+        found = asked.answer
         status = EXIT_OK if found.entities else EXIT_UNRESOLVED
-        return status, render_json.ask_json(found), render_text.render_answer(found)
+        data = render_json.ask_json(found) | phrasing_json(asked)
+        return status, data, render_text.render_answer(found, asked.phrasing)
     if command == "path":
         return _path(snapshot, args)
     resolution = resolve(snapshot.aliases, args.name)
@@ -58,3 +63,14 @@ def _path(snapshot: Snapshot, args: argparse.Namespace) -> Outcome:
             return EXIT_UNRESOLVED, data, render_text.render_unresolved(resolution)
     result = find_path(snapshot, ends[0].entity or "", ends[1].entity or "")
     return EXIT_OK, render_json.path_json(result), render_text.render_path(result)
+
+
+def phrasing_json(asked: Asked) -> dict[str, Any]:
+    """Additive `ask --json` keys: which model phrased the answer (null: the graph's own sentences)."""
+    phrasing = asked.phrasing
+    return {
+        "phrased_by": phrasing.model if phrasing else None,
+        "phrased": phrasing.text if phrasing else None,
+        "phrased_cites": list(phrasing.cited) if phrasing else [],
+        "model_fallback": asked.fallback or None,
+    }

@@ -29,6 +29,8 @@ from bot.blocks_kit import (
     text_length,
 )
 from bot.blocks_suspects import format_alert_reply, format_suspects
+from bot.explain import Phrasing
+from bot.labels import labelled_lines
 from graph.ask import Answer
 from graph.names import Resolution
 from graph.refs import ref_parts, short_name
@@ -95,23 +97,33 @@ def _pick_label(ref: str) -> str:
 
 
 def format_answer(
-    answer: Answer, snapshot: Snapshot, *, now: datetime, stale_after: float | None = None
+    answer: Answer,
+    snapshot: Snapshot,
+    *,
+    now: datetime,
+    stale_after: float | None = None,
+    phrasing: Phrasing | None = None,
 ) -> SlackMessage:
-    """A mention's answer: its sentences, then the cited edges they rest on, in a code block."""
+    """A mention's answer: its sentences (or the model's phrasing of them, marked as such), then the
+    cited edges they rest on, in a code block, labelled with the ids the phrasing cites."""
     warning, footer = freshness_blocks(snapshot, now, stale_after)
-    fixed = [*warning, footer]
+    marker = [context(escape(phrasing.marker))] if phrasing else []
+    fixed = [*warning, *marker, footer]
     room = TEXT_BUDGET - text_length(fixed) - 200
-    sentences = [escape(clip(s, SECTION_CHARS // 2)) for s in answer.sentences]
+    said_lines = (phrasing.text,) if phrasing else answer.sentences
+    longest = SECTION_CHARS - 100 if phrasing else SECTION_CHARS // 2
+    sentences = [escape(clip(s, longest)) for s in said_lines]
     said = fit(sentences, room * 2 // 3)
-    cited = [escape(clip(line, CITED_CHARS)) for line in answer.cited_lines]
+    cited = [escape(clip(line, CITED_CHARS)) for line in labelled_lines(answer, phrasing)]
     quoted = fit(cited, room - sum(len(s) + 1 for s in sentences[:said]) - 100)
-    body = pack(sentences[:said])
+    body = pack(sentences[:said]) + marker
     if quoted:
         body += pack(cited[:quoted], fence="```")
-    cut = said < len(sentences) or quoted < len(cited) or any(len(s) > SECTION_CHARS // 2 for s in answer.sentences)
+    cut = said < len(sentences) or quoted < len(cited) or any(len(s) > longest for s in said_lines)
     if cut:
         body.append(section(f"_… the full answer ({len(cited)} cited edges) is attached_"))
-    full = (lambda: f"{answer.text}\n{graph_age(snapshot, now)}\n") if cut else None
+    phrased = f"{phrasing.text}\n({phrasing.marker})\n" if phrasing else ""
+    full = (lambda: f"{phrased}{answer.text}\n{graph_age(snapshot, now)}\n") if cut else None
     first = answer.sentences[0] if answer.sentences else "No answer."
     return message(
         stale_prefix(snapshot, now, stale_after) + clip(first, FALLBACK_CHARS), [*warning, *body, footer], full

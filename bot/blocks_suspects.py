@@ -18,6 +18,7 @@ from bot.blocks_kit import (
     cited,
     clip,
     code,
+    context,
     divider,
     escape,
     header,
@@ -30,6 +31,7 @@ from bot.blocks_kit import (
     share_button,
     text_length,
 )
+from bot.explain import Phrasing
 from bot.wording import format_age, plural, utc, window_token
 from graph.blast import BlastRadius
 from graph.citations import cite_edge
@@ -42,6 +44,7 @@ OWNERS_SHOWN = 5
 FIELD_CHARS = 80
 HEADING_COST = 12  # "*N hops*\n" before the first entry of each hop
 RESERVE = 150
+PHRASING_CHARS = 2500
 
 
 def format_suspects(
@@ -63,15 +66,26 @@ def format_alert_reply(
     *,
     now: datetime,
     stale_after: float | None = None,
+    phrasing: Phrasing | None = None,
 ) -> SlackMessage:
-    """The reply in a PagerDuty alert's thread: the suspects view, then a short blast radius."""
+    """The reply in a PagerDuty alert's thread: the suspects view, then a short blast radius; with a
+    phrasing, the model's summary first, marked as the model's (the views below stay the graph's)."""
     warning, footer = freshness_blocks(snapshot, now, stale_after)
-    head = [header(f"Alert on {short_name(suspects_result.entity)}"), *warning, *_summary_blocks(suspects_result)]
+    phrased = []
+    if phrasing:
+        phrased = [section(escape(clip(phrasing.text, PHRASING_CHARS))), context(escape(phrasing.marker))]
+    head = [
+        header(f"Alert on {short_name(suspects_result.entity)}"),
+        *warning,
+        *phrased,
+        *_summary_blocks(suspects_result),
+    ]
     tail = [divider(), *blast_summary(blast_result), footer]
     body, cut = _dependency_blocks(suspects_result, TEXT_BUDGET - text_length(head + tail) - RESERVE)
 
     def full() -> str:
         views = (
+            *([f"{phrasing.text}\n({phrasing.marker})"] if phrasing else []),
             suspects_text(suspects_result, snapshot, now, stale_after),
             blast_text(blast_result, snapshot, now, stale_after),
         )

@@ -21,7 +21,9 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bot import render_text
 from bot.answers import EXIT_OK, EXIT_USAGE, answer
+from bot.asking import ModelPorts
 from bot.cli_parser import QUERY_COMMANDS, SOURCE_OPTIONS, build_parser
+from bot.metrics import Metrics
 from bot.settings import Settings
 from graph.freshness import measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
@@ -177,6 +179,23 @@ def _lag_lines(data: dict[str, Any]) -> list[Text]:
     return lines
 
 
+def model_ports(settings: Settings) -> ModelPorts | None:
+    """The optional model when ANTHROPIC_API_KEY is set; without it no client is built (and no network)."""
+    if not settings.anthropic_api_key.strip():
+        return None
+    from bot.anthropic_model import build_model  # the SDK loads only when a key is set
+
+    built = build_model(settings)
+    return ModelPorts(*built, metrics=Metrics()) if built else None
+
+
+def _report_model(data: dict[str, Any], err: Console) -> None:
+    reason = data.get("model_fallback")
+    if reason:
+        note = f"note: the model's phrasing was not used ({reason}); the graph's own answer follows"
+        err.print(Text(note, style="dim"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # The command line reports source failures itself; logs are for what it does not foresee.
@@ -201,7 +220,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             assert args.command in QUERY_COMMANDS
             snapshot = prepare_snapshot(args, specs, store, settings, err)
-            status, data, lines = answer(args, snapshot, args.now or wall, wall)
+            model = model_ports(settings) if args.command == "ask" else None
+            status, data, lines = answer(args, snapshot, args.now or wall, wall, model)
+            _report_model(data if args.command == "ask" else {}, err)
     except UsageError as exc:
         err.print(Text(f"oncall-graph: {exc}", style="bold red"))
         return EXIT_USAGE

@@ -10,6 +10,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot.explain import Explainer, QuestionReader
 from bot.metrics import Metrics
 from graph.freshness import LagReport
 from graph.snapshot import Snapshot
@@ -30,3 +31,6 @@ class BotDeps:
     # Walking and formatting are CPU work under one GIL: a few at a time keeps the cheap acks of a
     # burst of commands prompt (bench: with 50 running at once, acks neared Slack's 3 s limit).
     work_slots: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(2))
+    # The optional model (ANTHROPIC_API_KEY): reads mentions' questions and phrases answers; None: the graph's own.
+    explainer: Explainer | None = None
+    reader: QuestionReader | None = None

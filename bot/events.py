@@ -16,11 +16,11 @@ from slack_bolt import App
 from slack_sdk import WebClient
 
 from bot.alert_message import Alert, incident_key, is_alert, parse_alert
+from bot.asking import ModelPorts, ask_question, explain_alert
 from bot.blocks import format_alert_reply, format_answer, format_refusal, format_unresolved
 from bot.delivery import say_in_thread
 from bot.deps import BotDeps
 from bot.replies import LOADING
-from graph.ask import ask
 from graph.blast import blast_radius
 from graph.names import Resolution
 from graph.snapshot import Snapshot
@@ -49,8 +49,7 @@ def register(app: App, deps: BotDeps) -> None:
     def on_app_mention(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
         if not _claimed(deps, body, event, "mention"):
             return
-        with deps.work_slots:
-            _answer_mention(deps, event, client)
+        _answer_mention(deps, event, client)  # takes a work slot for its graph parts, none for model waits
 
     def on_message(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
         # Every channel message lands here, so none is left unhandled (a 404 makes Slack retry).
@@ -64,8 +63,7 @@ def register(app: App, deps: BotDeps) -> None:
         if not deps.claim(f"incident:{incident_key(alert)}"):
             deps.metrics.deduplicated.labels("incident").inc()
             return
-        with deps.work_slots:
-            _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
+        _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
 
     app.event("app_mention")(on_app_mention)
     app.event("message")(on_message)
@@ -81,9 +79,20 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
     question = _MENTION.sub("", str(event.get("text", ""))).strip()
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
     now = deps.clock()
-    answer = ask(snapshot, question, now=now, viewer=viewer)
-    say_in_thread(client, format_answer(answer, snapshot, now=now), channel=channel, thread_ts=thread)
+    model = _model(deps)
+    asked = ask_question(
+        snapshot, question, now=now, model=model, viewer=viewer, purpose="mention", cpu=deps.work_slots
+    )
+    with deps.work_slots:
+        message = format_answer(asked.answer, snapshot, now=now, phrasing=asked.phrasing)
+        say_in_thread(client, message, channel=channel, thread_ts=thread)
     deps.metrics.latency.labels("mention").observe(time.perf_counter() - started)
+
+
+def _model(deps: BotDeps) -> ModelPorts | None:
+    if deps.explainer is None and deps.reader is None:
+        return None
+    return ModelPorts(deps.explainer, deps.reader, deps.metrics)
 
 
 def _resolve_alert(snapshot: Snapshot, alert: Alert, viewer: Viewer) -> Resolution:
@@ -102,15 +111,20 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
         say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=ts)
         return
     viewer = Viewer(channel=channel)
-    resolution = _resolve_alert(snapshot, alert, viewer)
+    with deps.work_slots:
+        resolution = _resolve_alert(snapshot, alert, viewer)
     if resolution.entity is None:
         deps.metrics.unresolved.labels("alert").inc()
         name = alert.service_name or alert.service_id or alert.title
         say_in_thread(client, format_unresolved(name, resolution, command="suspects"), channel=channel, thread_ts=ts)
         return
     now = deps.clock()
-    found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
-    impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
-    message = format_alert_reply(found, impact, snapshot, now=now)
-    say_in_thread(client, message, channel=channel, thread_ts=ts)
+    with deps.work_slots:
+        found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
+        impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
+    model = _model(deps) or ModelPorts()
+    phrased = explain_alert(model, snapshot, found, impact, title=alert.title, viewer=viewer, cpu=deps.work_slots)
+    with deps.work_slots:
+        message = format_alert_reply(found, impact, snapshot, now=now, phrasing=phrased.phrasing)
+        say_in_thread(client, message, channel=channel, thread_ts=ts)
     deps.metrics.latency.labels("alert").observe(time.perf_counter() - started)

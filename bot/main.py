@@ -18,6 +18,7 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from waitress.server import create_server
 
+from bot.anthropic_model import build_model
 from bot.app import build_app, build_client
 from bot.cli import source_access
 from bot.deps import BotDeps
@@ -83,6 +84,9 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         return measure_lag(marks, clock(), interval=settings.sync_interval, overrides=overrides)
 
     replica = replica_name()
+    model = build_model(settings)  # None without ANTHROPIC_API_KEY: no client, no network
+    if model is not None:
+        log.info("answers are phrased by %s; questions read by %s", model[0].model, model[1].model)
     return BotDeps(
         snapshot=ref.current,
         claim=lambda key: store.claim_event(key, at=clock(), replica=replica),
@@ -94,6 +98,8 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         alert_bots=split_list(settings.alert_bots),
         stale_after=DEFAULT_STALE_INTERVALS * settings.sync_interval,
         hygiene=hygiene_counts,
+        explainer=model[0] if model else None,
+        reader=model[1] if model else None,
     )
 
 

@@ -30,3 +30,21 @@ class Metrics:
             buckets=(0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10),
             registry=r,
         )
+        self.model_calls = Counter(
+            "oncall_graph_model_calls", "Calls to the optional language model", ["purpose", "outcome"], registry=r
+        )
+        self.model_tokens = Counter(
+            "oncall_graph_model_tokens", "Tokens sent to and received from the model", ["purpose", "direction"],
+            registry=r,
+        )  # fmt: skip
+        self.model_seconds = Histogram(
+            "oncall_graph_model_seconds",
+            "Time of one model call",
+            ["purpose"],
+            buckets=(0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 13, 20),
+            registry=r,
+        )
+        self.model_fallbacks = Counter(
+            "oncall_graph_model_fallbacks", "Answers posted as the graph's own because the model's could not be used",
+            ["reason"], registry=r,
+        )  # fmt: skip

@@ -11,6 +11,8 @@ from itertools import groupby
 
 from rich.text import Text
 
+from bot.explain import Phrasing
+from bot.labels import labelled_lines
 from bot.wording import format_age as format_age  # re-exported: bot.cli reads it from here
 from bot.wording import summarized as _summarized
 from graph.ask import Answer
@@ -127,9 +129,13 @@ def render_unresolved(resolution: Resolution) -> list[Text]:
     return lines
 
 
-def render_answer(answer: Answer) -> list[Text]:
-    lines = [Text(s) for s in answer.sentences]
-    return lines + [Text(f"  {line}", style="dim") for line in answer.cited_lines]
+def render_answer(answer: Answer, phrasing: Phrasing | None = None) -> list[Text]:
+    """The sentences, or the model's phrasing and its marker, then the graph's cited lines."""
+    if phrasing is None:
+        lines = [Text(s) for s in answer.sentences]
+    else:
+        lines = [Text(phrasing.text), Text(phrasing.marker, style="italic dim")]
+    return lines + [Text(f"  {line}", style="dim") for line in labelled_lines(answer, phrasing)]
 
 
 def render_lint(report: LintReport) -> list[Text]:

@@ -6,6 +6,9 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATABASE_URL = "sqlite:///oncall-graph.db"
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5"
+# The reader needs a forced tool call, which Haiku 4.5 supports (the 5.5 models refuse forced tool use).
+DEFAULT_ANTHROPIC_READER_MODEL = "claude-haiku-4-5"
 
 
 def split_list(value: str) -> tuple[str, ...]:
@@ -44,6 +47,13 @@ class Settings(BaseSettings):
     port: int = Field(3000, validation_alias="PORT")
     anthropic_api_key: str = Field("", validation_alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str = Field("", validation_alias="ANTHROPIC_BASE_URL")
+    anthropic_model: str = Field(DEFAULT_ANTHROPIC_MODEL, min_length=1, validation_alias="ANTHROPIC_MODEL")
+    anthropic_reader_model: str = Field(
+        DEFAULT_ANTHROPIC_READER_MODEL, min_length=1, validation_alias="ANTHROPIC_READER_MODEL"
+    )
+    anthropic_timeout: float = Field(8.0, gt=0, validation_alias="ANTHROPIC_TIMEOUT")
+    anthropic_max_context_tokens: int = Field(4000, ge=200, validation_alias="ANTHROPIC_MAX_CONTEXT_TOKENS")
+    anthropic_max_tokens: int = Field(800, ge=16, validation_alias="ANTHROPIC_MAX_TOKENS")
 
     def sources(self, kind: str) -> tuple[str, ...]:
         return split_list(str(getattr(self, kind)))

@@ -153,13 +153,34 @@ def ask(snapshot: Snapshot, question: str, *, now: datetime, viewer: Viewer = EV
     allow = None if viewer.everything else (lambda ref: can_see(snapshot, ref, viewer))
     mentions = find_mentions(snapshot.aliases, question, allow)
     intent = read_intent(question, len(mentions))
+    return answer_intent(snapshot, question, mentions, intent, now=now, window=read_window(question), viewer=viewer)
+
+
+def answer_intent(
+    snapshot: Snapshot,
+    question: str,
+    mentions: Sequence[Mention],
+    intent: str,
+    *,
+    now: datetime,
+    window: timedelta = DEFAULT_WINDOW,
+    viewer: Viewer = EVERYONE,
+    names: Sequence[str] = (),
+) -> Answer:
+    """The graph's answer for entities and an intent already read from the question (by any reader).
+
+    `names` are the words to suggest entities for when no mention resolved (default: the question's).
+    """
+    allow = None if viewer.everything else (lambda ref: can_see(snapshot, ref, viewer))
+    mentions = tuple(mentions)
     resolved = [m.entity for m in mentions if m.entity]
-    ambiguous = [m for m in mentions if m.entity is None]
+    ambiguous = [m for m in mentions if m.entity is None and m.candidates]
     notes = tuple(
         f"'{m.text}' could mean {', '.join(short_name(c) for c in m.candidates)}; name one of them." for m in ambiguous
     )
     if not resolved:
-        return Answer(question, intent, mentions, notes or (_no_entity(snapshot.aliases, question, allow),), ())
+        words = names or [w for w in canonical_words(question) if w not in _STOPWORDS]
+        return Answer(question, intent, mentions, notes or (_no_entity(snapshot.aliases, words, allow),), ())
     if intent == PATH and len(resolved) >= 2:
         sentences, edges = _answer_path(snapshot, resolved[0], resolved[1], viewer)
     elif intent == IMPACT:
@@ -167,12 +188,11 @@ def ask(snapshot: Snapshot, question: str, *, now: datetime, viewer: Viewer = EV
     elif intent == OWNERSHIP:
         sentences, edges = _answer_ownership(snapshot, resolved[0], question, viewer)
     else:
-        sentences, edges = _answer_dependencies(snapshot, resolved[0], now, read_window(question), viewer)
+        sentences, edges = _answer_dependencies(snapshot, resolved[0], now, window, viewer)
     return Answer(question, intent, mentions, notes + sentences, edges)
 
 
-def _no_entity(index: AliasIndex, question: str, allow: Allow | None) -> str:
-    words = [w for w in canonical_words(question) if w not in _STOPWORDS]
+def _no_entity(index: AliasIndex, words: Sequence[str], allow: Allow | None) -> str:
     suggestions = [short_name(r) for w in words for r in resolve(index, w, allow=allow).suggestions[:2]]
     hint = f" Did you mean: {', '.join(dict.fromkeys(suggestions))}?" if suggestions else ""
     return f"I could not find an entity of the graph in that question.{hint}"

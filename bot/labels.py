@@ -1,0 +1,15 @@
+"""The graph's cited lines of an answer, labelled with the ids a model's phrasing cites them by."""
+
+from __future__ import annotations
+
+from bot.explain import Phrasing
+from graph.ask import Answer
+
+
+def labelled_lines(answer: Answer, phrasing: Phrasing | None) -> list[str]:
+    """The answer's cited edges; with a phrasing, each prefixed by the id the model saw it under."""
+    if phrasing is None:
+        return list(answer.cited_lines)
+    ids = phrasing.context.edge_ids()
+    pairs = zip(answer.edges, answer.cited_lines, strict=True)
+    return [f"[{ids[edge]}] {line}" if edge in ids else line for edge, line in pairs]
