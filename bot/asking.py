@@ -72,9 +72,10 @@ def ask_question(
         explainer = model.explainer if model else None
         if explainer is None or not answer.edges:
             return Asked(answer)
+        focus = answer_focus(answer)
         context = build_context(
-            snapshot, focus=answer.entities, edges=answer.edges, now=now, window=window,
-            passages=_passages(snapshot, answer.entities), max_tokens=explainer.max_context_tokens, viewer=viewer,
+            snapshot, focus=focus, edges=answer.edges, now=now, window=window,
+            passages=_passages(snapshot, focus), max_tokens=explainer.max_context_tokens, viewer=viewer,
         )  # fmt: skip
     assert model is not None
     phrased = phrase(
@@ -84,8 +85,13 @@ def ask_question(
     return Asked(answer, phrased.phrasing, phrased.fallback)
 
 
+def answer_focus(answer: Answer) -> tuple[str, ...]:
+    """The entities the graph's answer is about; others the question names are not facts given to the model."""
+    return answer.entities[: 2 if answer.intent == PATH else 1]
+
+
 def _task(answer: Answer, window: timedelta) -> str:
-    names = [short_name(e) for e in answer.entities]
+    names = [short_name(e) for e in answer_focus(answer)]
     first = names[0] if names else "the entity"
     hours = f"{window.total_seconds() / 3600:g}"
     return {
