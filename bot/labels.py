@@ -11,5 +11,5 @@ def labelled_lines(answer: Answer, phrasing: Phrasing | None) -> list[str]:
     if phrasing is None:
         return list(answer.cited_lines)
     ids = phrasing.context.edge_ids()
-    pairs = zip(answer.edges, answer.cited_lines, strict=True)
-    return [f"[{ids[edge]}] {line}" if edge in ids else line for edge, line in pairs]
+    labels = [ids.get((edge.src, edge.rel, edge.dst)) for edge in answer.edges]
+    return [f"[{label}] {line}" if label else line for label, line in zip(labels, answer.cited_lines, strict=True)]

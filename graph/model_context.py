@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from itertools import chain
 
 from graph.refs import ref_parts, short_name
 from graph.snapshot import EdgeFacts, Snapshot
@@ -80,7 +81,7 @@ class ModelContext:
 
     lines: tuple[ContextLine, ...]
     focus: tuple[str, ...]
-    dropped: int  # lines left out for the budget
+    edges_dropped: int  # edges of the answer left out for the budget
     max_tokens: int
 
     @property
@@ -109,9 +110,9 @@ class ModelContext:
     def edges(self) -> tuple[EdgeFacts, ...]:
         return tuple(line.edge for line in self.lines if line.edge is not None)
 
-    def edge_ids(self) -> dict[EdgeFacts, str]:
-        """The id of each edge the context holds, to label the graph's own cited lines."""
-        return {line.edge: line.id for line in self.lines if line.edge is not None}
+    def edge_ids(self) -> dict[tuple[str, str, str], str]:
+        """The id of each edge the context holds, by (src, rel, dst), to label the graph's own cited lines."""
+        return {(e.src, e.rel, e.dst): line.id for line in self.lines if (e := line.edge) is not None}
 
 
 def edge_sentence(edge: EdgeFacts) -> str:
@@ -194,16 +195,19 @@ def build_context(
 ) -> ModelContext:
     """The facts of an answer within `max_tokens` (estimated): ids unique per line, every edge line
     naming its sources, lines whole, lowest priority dropped first (see the module docstring)."""
-    edges = tuple(dict.fromkeys(edges))
+    # Keyed by (src, rel, dst): hashing whole EdgeFacts (citations and all) was most of the time on a hub.
+    unique: dict[tuple[str, str, str], EdgeFacts] = {}
+    for e in edges:
+        unique.setdefault((e.src, e.rel, e.dst), e)
+    edges = tuple(unique.values())
     distance = _hops(focus, edges)
     far = max(distance.values(), default=0) + 1
-    edge_hop = {e: min(distance.get(e.src, far), distance.get(e.dst, far)) + 1 for e in edges}
+    edge_hop = [min(distance.get(e.src, far), distance.get(e.dst, far)) + 1 for e in edges]
     since = now - window
-    tiers = list(_tiers(snapshot, focus, edges, edge_hop, distance, passages, since, now, viewer))
     room = max_tokens - sum(estimate_tokens(h + "\n\n") for h in _HEADINGS.values())
     kept: list[_Item] = []
-    total = sum(len(t) for t in tiers)
-    for tier in tiers:
+    # Tiers are generated lazily: a hub's answer may hold 100k edges and only a few hundred fit.
+    for tier in _tiers(snapshot, focus, edges, edge_hop, passages, since, now, viewer):
         fits = True
         for item in tier:
             if item.cost > room:
@@ -213,50 +217,57 @@ def build_context(
             kept.append(item)
         if not fits:
             break
-    return ModelContext(_numbered(kept), tuple(focus), total - len(kept), max_tokens)
+    shown = sum(1 for item in kept if item.edge is not None)
+    return ModelContext(_numbered(kept), tuple(focus), len(edges) - shown, max_tokens)
 
 
 def _tiers(
     snapshot: Snapshot,
     focus: Sequence[str],
     edges: Sequence[EdgeFacts],
-    edge_hop: dict[EdgeFacts, int],
-    distance: dict[str, int],
+    edge_hop: Sequence[int],
     passages: Sequence[tuple[str, str]],
     since: datetime,
     now: datetime,
     viewer: Viewer,
-) -> Iterator[list[_Item]]:
+) -> Iterator[Iterable[_Item]]:
     """Items in priority order, highest first, grouped in tiers that are kept or dropped in order."""
     by_hop: dict[int, list[EdgeFacts]] = {}
-    for e in edges:
-        by_hop.setdefault(edge_hop[e], []).append(e)
+    for e, hop in zip(edges, edge_hop, strict=True):
+        by_hop.setdefault(hop, []).append(e)
     hops = sorted(by_hop)
     near = [e for h in hops[:1] for e in by_hop[h]]
-    yield [_Item(EDGES, edge_sentence(e), (e.src, e.dst), e) for e in near]
+    yield _edge_items(near)
     near_refs = list(dict.fromkeys([*focus, *(r for e in near for r in (e.src, e.dst))]))
     yield _deploy_items(snapshot, near_refs, since, now)
-    yield [_Item(ENTITIES, _entity_facts(snapshot, r, viewer), _facts_entities(snapshot, r, viewer)) for r in near_refs]
-    yield [_Item(PASSAGES, _passage(loc, text), ()) for loc, text in passages]
+    yield _fact_items(snapshot, near_refs, viewer)
+    yield (_Item(PASSAGES, _passage(loc, text), ()) for loc, text in passages)
     seen = set(near_refs)
     for hop in hops[1:]:
         tier_edges = by_hop[hop]
         new_refs = [r for r in dict.fromkeys(r for e in tier_edges for r in (e.src, e.dst)) if r not in seen]
         seen.update(new_refs)
-        tier = [_Item(EDGES, edge_sentence(e), (e.src, e.dst), e) for e in tier_edges]
-        tier += _deploy_items(snapshot, new_refs, since, now)
-        tier += [
-            _Item(ENTITIES, _entity_facts(snapshot, r, viewer), _facts_entities(snapshot, r, viewer)) for r in new_refs
-        ]
-        yield tier
+        yield chain(
+            _edge_items(tier_edges),
+            _deploy_items(snapshot, new_refs, since, now),
+            _fact_items(snapshot, new_refs, viewer),
+        )
 
 
 def _passage(locator: str, text: str) -> str:
     return f"{neutralize(locator)}: {_clip(neutralize(text), PASSAGE_CHARS)}"
 
 
-def _deploy_items(snapshot: Snapshot, refs: Sequence[str], since: datetime, now: datetime) -> list[_Item]:
-    return [_Item(DEPLOYS, line, (ref,)) for ref in refs for line in _deploy_lines(snapshot, ref, since, now)]
+def _edge_items(edges: Iterable[EdgeFacts]) -> Iterator[_Item]:
+    return (_Item(EDGES, edge_sentence(e), (e.src, e.dst), e) for e in edges)
+
+
+def _fact_items(snapshot: Snapshot, refs: Iterable[str], viewer: Viewer) -> Iterator[_Item]:
+    return (_Item(ENTITIES, _entity_facts(snapshot, r, viewer), _facts_entities(snapshot, r, viewer)) for r in refs)
+
+
+def _deploy_items(snapshot: Snapshot, refs: Iterable[str], since: datetime, now: datetime) -> Iterator[_Item]:
+    return (_Item(DEPLOYS, line, (ref,)) for ref in refs for line in _deploy_lines(snapshot, ref, since, now))
 
 
 def _numbered(items: Sequence[_Item]) -> tuple[ContextLine, ...]:
