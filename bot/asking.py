@@ -11,9 +11,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from bot.explain import Explainer, Phrasing, QuestionReader
+from bot.explain import OVERLOADED, RATE_LIMITED, TIMEOUT, Explainer, Phrasing, QuestionReader
 from bot.metrics import Metrics
-from bot.phrasing import Phrased, phrase
+from bot.phrasing import Phrased, phrase, record_fallback
 from bot.question_reader import read_with_model, resolve_read
 from graph.ask import DEPENDENCIES, IMPACT, OWNERSHIP, PATH, Answer, answer_intent, ask, read_window
 from graph.blast import BlastRadius
@@ -23,6 +23,9 @@ from graph.snapshot import EdgeFacts, Snapshot
 from graph.suspects import Suspects
 from graph.visibility import EVERYONE, Viewer
 
+# The reader's call failing like this means the API is unwell: the explainer is not called as well,
+# so an answer waits at most one timeout, not two.
+UNAVAILABLE = frozenset({TIMEOUT, RATE_LIMITED, OVERLOADED})
 ALERT_IMPACTS = 200  # impacted entities whose paths an alert's context may hold (the budget cuts further)
 
 
@@ -58,7 +61,7 @@ def ask_question(
 ) -> Asked:
     """The graph's answer to a free-text question, phrased by the model when it passes the checks."""
     cpu = cpu or nullcontext()
-    read = read_with_model(model.reader, model.metrics, question) if model and model.reader else None
+    read, failed = read_with_model(model.reader, model.metrics, question) if model and model.reader else (None, "")
     with cpu:
         if read is None:
             answer, window = ask(snapshot, question, now=now, viewer=viewer), read_window(question)
@@ -72,6 +75,10 @@ def ask_question(
         explainer = model.explainer if model else None
         if explainer is None or not answer.edges:
             return Asked(answer)
+        if failed in UNAVAILABLE:
+            assert model is not None
+            record_fallback(model.metrics, purpose, failed, "the reader's call just failed; not calling again")
+            return Asked(answer, None, failed)
         focus = answer_focus(answer)
         context = build_context(
             snapshot, focus=focus, edges=answer.edges, now=now, window=window,

@@ -98,19 +98,20 @@ def resolve_read(snapshot: Snapshot, question: str, read: QuestionRead, viewer: 
     return ResolvedRead(tuple(mentions), intent, read.window, read.names)
 
 
-def read_with_model(reader: QuestionReader, metrics: Metrics, question: str) -> QuestionRead | None:
-    """The model's reading of the question, or None (logged and counted) to use the deterministic reader."""
+def read_with_model(reader: QuestionReader, metrics: Metrics, question: str) -> tuple[QuestionRead | None, str]:
+    """(the model's reading of the question, or None to use the deterministic reader; the call's failed
+    outcome, "" unless no reply came). Every failure is logged and counted."""
     try:
         reply = reader.read(question)
     except ModelCallError as exc:
         record_call(metrics, READ_PURPOSE, exc.outcome, exc.seconds)
         record_fallback(metrics, READ_PURPOSE, exc.outcome, exc.detail)
-        return None
+        return None, exc.outcome
     try:
         read = parse_read(reply)
     except MalformedReadError as exc:
         record_call(metrics, READ_PURPOSE, REJECTED, reply.seconds, reply)
         record_fallback(metrics, READ_PURPOSE, MALFORMED, str(exc))
-        return None
+        return None, ""
     record_call(metrics, READ_PURPOSE, OK, reply.seconds, reply)
-    return read
+    return read, ""

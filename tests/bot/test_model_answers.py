@@ -114,7 +114,7 @@ def test_a_reply_the_facts_do_not_back_leaves_the_graph_s_answer(
 @pytest.mark.parametrize(
     ("reply", "outcome"),
     [
-        (text(GOOD, delay=1.5), "timeout"),
+        (text(GOOD, delay=3.0), "timeout"),
         (error(429, "rate limited"), "rate_limited"),
         (error(529, "overloaded"), "overloaded"),
         (error(500), "error"),
@@ -125,7 +125,7 @@ def test_a_reply_the_facts_do_not_back_leaves_the_graph_s_answer(
 def test_no_usable_reply_leaves_the_graph_s_answer(
     fake: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reply: Reply, outcome: str
 ) -> None:
-    model = ports(fake, tmp_path, monkeypatch, timeout="0.5")
+    model = ports(fake, tmp_path, monkeypatch, timeout="1.5")
     fake.queue(reply)
     snap = shop()
     asked = ask_question(snap, QUESTION, now=BUILT_AT, model=model)
@@ -260,3 +260,17 @@ def test_a_restricted_entity_never_reaches_the_model_for_an_outsider(
     assert asked.phrasing is not None
     user = fake.messages()[0].body["messages"][0]["content"]
     assert "vault" not in user and "secops" not in user and "ledger depends on postgres" in user
+
+
+def test_when_the_reader_times_out_the_explainer_is_not_called_too(
+    fake: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = ports(fake, tmp_path, monkeypatch, reader=True, timeout="1")
+    fake.queue(text("late", delay=3.0), text(GOOD))
+    snap = shop()
+    asked = ask_question(snap, QUESTION, now=BUILT_AT, model=model, purpose="mention")
+    assert asked.answer == ask(snap, QUESTION, now=BUILT_AT)
+    assert (asked.phrasing, asked.fallback) == (None, "timeout")
+    assert len(fake.messages()) == 1  # an answer waits one timeout at most, not two
+    assert sample(model, "oncall_graph_model_calls_total", purpose="read", outcome="timeout") == 1
+    assert sample(model, "oncall_graph_model_fallbacks_total", reason="timeout") == 2  # the read, then the phrasing
