@@ -79,9 +79,8 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
     question = _MENTION.sub("", str(event.get("text", ""))).strip()
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
     now = deps.clock()
-    model = _model(deps)
     asked = ask_question(
-        snapshot, question, now=now, model=model, viewer=viewer, purpose="mention", cpu=deps.work_slots
+        snapshot, question, now=now, model=_model(deps), viewer=viewer, purpose="mention", cpu=deps.work_slots
     )
     with deps.work_slots:
         message = format_answer(asked.answer, snapshot, now=now, phrasing=asked.phrasing)
@@ -89,9 +88,7 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
     deps.metrics.latency.labels("mention").observe(time.perf_counter() - started)
 
 
-def _model(deps: BotDeps) -> ModelPorts | None:
-    if deps.explainer is None and deps.reader is None:
-        return None
+def _model(deps: BotDeps) -> ModelPorts:
     return ModelPorts(deps.explainer, deps.reader, deps.metrics)
 
 
@@ -122,7 +119,7 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
     with deps.work_slots:
         found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
         impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
-    model = _model(deps) or ModelPorts()
+    model = _model(deps)
     phrased = explain_alert(model, snapshot, found, impact, title=alert.title, viewer=viewer, cpu=deps.work_slots)
     with deps.work_slots:
         message = format_alert_reply(found, impact, snapshot, now=now, phrasing=phrased.phrasing)
