@@ -7,11 +7,12 @@ produces the same key, which is how the store tells unchanged facts from added a
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+import orjson
 
 from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Problem, SourceFacts
 
@@ -29,8 +30,13 @@ def _citation(c: Citation) -> list[Any]:
     return [c.source, c.locator, c.origin, c.text, c.extracted]
 
 
-def _uncitation(v: list[Any]) -> Citation:
-    return Citation(v[0], v[1], origin=v[2], text=v[3], extracted=bool(v[4]))
+def _uncitation(v: list[Any], seen: dict[tuple[Any, ...], Citation]) -> Citation:
+    # A catalog document's entity and edges share one citation: build it once, keep one object.
+    key = tuple(v)
+    citation = seen.get(key)
+    if citation is None:
+        citation = seen[key] = Citation(v[0], v[1], origin=v[2], text=v[3], extracted=bool(v[4]))
+    return citation
 
 
 def _entity(e: Entity) -> dict[str, Any]:
@@ -64,9 +70,11 @@ def _problem(p: Problem) -> dict[str, Any]:
 
 
 def _row(kind: str, payload: Mapping[str, Any]) -> FactRow:
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    key = hashlib.blake2b(f"{kind}\0{text}".encode(), digest_size=16).hexdigest()
-    return FactRow(kind, key, text)
+    # orjson writes exactly what json.dumps(sort_keys, ensure_ascii=False, compact) writes (a test
+    # keeps it so: the keys of facts stored by older versions must not change), ~10x faster.
+    data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
+    key = hashlib.blake2b(kind.encode() + b"\0" + data, digest_size=16).hexdigest()
+    return FactRow(kind, key, data.decode())
 
 
 def encode_facts(facts: SourceFacts) -> Iterator[FactRow]:
@@ -87,17 +95,18 @@ def decode_facts(source: str, rows: Sequence[tuple[str, str]]) -> SourceFacts:
     problems: list[Problem] = []
     kinds, payloads = zip(*rows, strict=True) if rows else ((), ())
     # One parse of a JSON array instead of one call per row: about four times faster.
-    decoded = json.loads("[" + ",".join(payloads) + "]")
+    decoded = orjson.loads("[" + ",".join(payloads) + "]")
+    seen: dict[tuple[Any, ...], Citation] = {}
     for kind, d in zip(kinds, decoded, strict=True):
         if kind == ENTITY:
-            entities.append(Entity(**{**d, "citation": _uncitation(d["citation"])}))
+            entities.append(Entity(**{**d, "citation": _uncitation(d["citation"], seen)}))
         elif kind == ASSERTION:
-            assertions.append(Assertion(**{**d, "citation": _uncitation(d["citation"])}))
+            assertions.append(Assertion(**{**d, "citation": _uncitation(d["citation"], seen)}))
         elif kind == DEPLOY:
             when = datetime.fromisoformat(d["deployed_at"])
-            deploys.append(Deploy(**{**d, "deployed_at": when, "citation": _uncitation(d["citation"])}))
+            deploys.append(Deploy(**{**d, "deployed_at": when, "citation": _uncitation(d["citation"], seen)}))
         elif kind == ALIAS:
-            aliases.append(AliasClaim(**{**d, "citation": _uncitation(d["citation"])}))
+            aliases.append(AliasClaim(**{**d, "citation": _uncitation(d["citation"], seen)}))
         elif kind == PROBLEM:
             problems.append(Problem(**d))
     return SourceFacts(source, tuple(entities), tuple(assertions), tuple(deploys), tuple(aliases), tuple(problems))
