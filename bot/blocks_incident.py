@@ -11,6 +11,7 @@ from bot.pagerduty_payload import Incident
 
 TITLE_CHARS = 200
 SERVICE_CHARS = 100
+URL_CHARS = 300  # a longer "URL" is not PagerDuty's; cutting it would break the link markup
 
 
 def format_incident_post(incident: Incident, answer: SlackMessage) -> SlackMessage:
@@ -29,7 +30,8 @@ def format_incident_post(incident: Incident, answer: SlackMessage) -> SlackMessa
 def incident_line(incident: Incident) -> str:
     """`🚨 PagerDuty incident <url|title> · high urgency · service Payments (PAYMNTS)`."""
     title = clip(incident.title or incident.id, TITLE_CHARS)
-    parts = [f"🚨 *PagerDuty incident* {link(incident.html_url, title)}"]
+    url = incident.html_url if len(incident.html_url) <= URL_CHARS else ""
+    parts = [f"🚨 *PagerDuty incident* {link(url, title)}"]
     if incident.urgency:
         parts.append(f"{escape(clip(incident.urgency, 20))} urgency")
     service = clip(incident.service_name, SERVICE_CHARS)

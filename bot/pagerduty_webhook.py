@@ -82,10 +82,12 @@ class PagerDutyWebhook:
             self._count("ignored")
             return "202 Accepted", {"status": "ignored", "event_type": event.event_type}
         if self._deps.snapshot() is None:
+            self._count("unavailable")
             return "503 Service Unavailable", {"error": "no graph loaded yet; retry later"}
         try:
             self._pool.submit(self._work, event.incident)
         except RuntimeError:  # the pool is shut down: the server is stopping
+            self._count("unavailable")
             return "503 Service Unavailable", {"error": "shutting down; retry later"}
         return "202 Accepted", {"status": "accepted", "incident": event.incident.id}
 

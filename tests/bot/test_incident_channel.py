@@ -113,3 +113,5 @@ def test_an_unresolved_post_leads_with_the_incident_and_stays_within_limits() ->
     assert "PagerDuty incident" in line and "javascript" not in line and len(line) < 500
     assert post.blocks[1:] == unresolved.blocks and len(post.blocks) <= MAX_BLOCKS
     assert len(post.text) <= 300
+    long_url = format_incident_post(incident(html_url="https://acme.pagerduty.com/" + "x" * 4000), unresolved)
+    assert "<https://" not in long_url.blocks[0]["text"]["text"] and "Error rate" in long_url.blocks[0]["text"]["text"]

@@ -5,7 +5,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.conftest import Bot, write_sources
+from tests.e2e.conftest import ROOT, Bot, write_sources
 from tests.e2e.test_slack_bot import text_of
 from tests.fakes.slack_api import FakeSlack
 
@@ -174,3 +177,19 @@ def test_two_bots_on_one_postgresql_post_an_incident_once(
     [post] = settle(fake_slack, 1)
     assert post["channel"] == "COPSALERTS" and "Alert on payments" in text_of(post)
     assert outcomes(one).get("duplicate", 0) + outcomes(two).get("duplicate", 0) == 1.0
+
+
+def test_a_bad_channel_mapping_stops_serve_with_the_setting_named(tmp_path: Path, fake_slack: FakeSlack) -> None:
+    ours = ("ONCALL_GRAPH_", "SLACK_", "DATABASE_", "PAGERDUTY_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
+    env |= {
+        "PYTHONPATH": str(ROOT), "PORT": "0", "SLACK_BOT_TOKEN": "xoxb-test", "SLACK_SIGNING_SECRET": "s",
+        "SLACK_API_URL": fake_slack.url, "DATABASE_URL": f"sqlite:///{tmp_path / 'graph.db'}",
+        "PAGERDUTY_WEBHOOK_SECRETS": PD_SECRET, "ONCALL_GRAPH_PAGERDUTY_CHANNELS": "PAYMNTS",
+        **write_sources(tmp_path / "sources"),
+    }  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "serve"], env=env, capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)  # fmt: skip
+    assert done.returncode == 2
+    assert "ONCALL_GRAPH_PAGERDUTY_CHANNELS: expected SERVICE_ID_OR_ENTITY=CHANNEL pairs, got 'PAYMNTS'" in done.stderr
+    assert "Traceback" not in done.stderr
