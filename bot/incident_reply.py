@@ -1,5 +1,8 @@
 """The answer to a triggered PagerDuty incident: claimed once across replicas, resolved through
 the graph, posted in the service's channel with the same suspects view an alert thread gets.
+
+The claim comes first, as for Slack events: a post that then fails is logged and counted, never
+retried, so an incident is posted at most once whatever PagerDuty redelivers.
 """
 
 from __future__ import annotations

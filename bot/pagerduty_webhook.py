@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from slack_sdk import WebClient
 
 from bot.deps import BotDeps
+from bot.http import StartResponse
 from bot.incident_channel import parse_channel_map
 from bot.incident_reply import FAILED, IncidentRouting, answer_incident
 from bot.pagerduty_payload import Incident, WebhookPayloadError, parse_webhook
@@ -34,9 +35,7 @@ log = logging.getLogger(__name__)
 
 PATH = "/pagerduty/webhook"
 MAX_BODY = 256 * 1024
-WORKERS = 4  # incidents arrive a few at a time; the graph work itself shares deps.work_slots
-
-StartResponse = Callable[..., Any]
+WORKERS = 4  # posts wait on Slack in parallel; the graph work itself shares deps.work_slots
 
 
 class PagerDutyWebhook:
