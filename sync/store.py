@@ -221,15 +221,11 @@ class Store:
             window = and_(f.c.valid_from <= as_of, or_(f.c.valid_to.is_(None), f.c.valid_to > as_of))
         grouped: dict[str, list[tuple[str, str]]] = defaultdict(list)
         with self.engine.connect() as conn:
-            query = select(f.c.source, f.c.kind, f.c.payload).where(window).order_by(f.c.source, f.c.id)
-            result = conn.execution_options(stream_results=True).execute(query)  # server-side on PostgreSQL
-            # Plain text columns need no result processing: read the driver's tuples directly
-            # (SQLAlchemy's Row objects cost a second at 600k facts).
-            cursor = result.cursor
-            while batch := cursor.fetchmany(20_000):
-                for source, kind, payload in batch:
-                    grouped[source].append((kind, payload))
-            result.close()
+            result = conn.execution_options(yield_per=20_000).execute(
+                select(f.c.source, f.c.kind, f.c.payload).where(window).order_by(f.c.source, f.c.id)
+            )
+            for source, kind, payload in result:
+                grouped[source].append((kind, payload))
         return [decode_facts(source, rows) for source, rows in grouped.items()]
 
     # --- runs and the graph version -------------------------------------------------------
