@@ -39,7 +39,8 @@ def insert_rows(conn: Connection, table: Table, columns: Sequence[str], rows: Se
 
 def _bind(conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[Row]) -> Sequence[Sequence[Any]]:
     """Apply the columns' own bind processors (SQLite stores datetimes as text, for one)."""
-    processors = [(i, table.c[name].type.bind_processor(conn.dialect)) for i, name in enumerate(columns)]
+    types = [table.c[name].type.dialect_impl(conn.dialect) for name in columns]
+    processors = [(i, column_type.bind_processor(conn.dialect)) for i, column_type in enumerate(types)]
     todo = [(i, process) for i, process in processors if process is not None]
     if not todo:
         return rows
