@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,13 +27,27 @@ def clock() -> datetime:
     return NOW
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    engine = make_engine(f"sqlite:///{tmp_path / 'graph.db'}")
+@contextmanager
+def synced_store(url: str) -> Iterator[Store]:
+    engine = make_engine(url)
     migrate(engine)
     store = Store(engine)
     sync_once([SourceSpec("docs", str(SEED))], store, SnapshotRef(), clock, swap=False)
-    return store
+    yield store
+    engine.dispose()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with synced_store(f"sqlite:///{tmp_path / 'graph.db'}") as store:
+        yield store
+
+
+@pytest.fixture
+def any_store(database_url: str) -> Iterator[Store]:
+    """The seed demo synced into a real SQLite file or a real PostgreSQL database."""
+    with synced_store(database_url) as store:
+        yield store
 
 
 class CountingLoad:
@@ -55,7 +71,8 @@ def access(snapshot: LiveSnapshot) -> GraphAccess:
     return GraphAccess(snapshot.current, lambda: {"sources": [], "stale": False}, clock)
 
 
-def test_snapshot_is_reloaded_only_when_the_graph_version_moves(store: Store, tmp_path: Path) -> None:
+def test_snapshot_is_reloaded_only_when_the_graph_version_moves(any_store: Store, tmp_path: Path) -> None:
+    store = any_store
     load = CountingLoad(store)
     tools = access(live(store, load))
     assert call_tool(tools, "resolve", {"name": "checkout"})["entity"] is None
@@ -78,6 +95,7 @@ def test_a_database_without_a_graph_answers_with_what_to_do(tmp_path: Path) -> N
     with pytest.raises(ToolInputError, match="oncall-graph sync"):
         call_tool(tools, "blast_radius", {"name": "redis"})
     assert call_tool(tools, "lag", {}) == {"sources": [], "stale": False}
+    engine.dispose()
 
 
 @pytest.mark.parametrize(
