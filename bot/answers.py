@@ -9,6 +9,7 @@ from typing import Any
 from rich.text import Text
 
 from bot import render_json, render_text
+from bot.picture_dot import Picture, blast_dot, suspects_dot
 from graph.ask import ask
 from graph.blast import blast_radius
 from graph.hygiene import lint
@@ -47,6 +48,17 @@ def answer(args: argparse.Namespace, snapshot: Snapshot, now: datetime, wall: da
     found_suspects = suspects(snapshot, resolution.entity, now=now, window=args.since, max_depth=args.depth)
     data = render_json.suspects_json(args.name, found_suspects) | {"graph": render_json.graph_json(snapshot, wall)}
     return EXIT_OK, data, header + render_text.render_suspects(found_suspects)
+
+
+def picture(args: argparse.Namespace, snapshot: Snapshot, now: datetime) -> Picture | None:
+    """The DOT picture of a blast-radius or suspects answer: the same query again (walks are cheap)."""
+    resolution = resolve(snapshot.aliases, args.name)
+    if resolution.entity is None:
+        return None
+    if args.command == "blast-radius":
+        return blast_dot(blast_radius(snapshot, resolution.entity, max_depth=args.depth))
+    found = suspects(snapshot, resolution.entity, now=now, window=args.since, max_depth=args.depth)
+    return suspects_dot(found, snapshot)
 
 
 def _path(snapshot: Snapshot, args: argparse.Namespace) -> Outcome:

@@ -2,6 +2,8 @@
 
 An answer cut to fit Slack's limits carries its full text; that goes up as a file next to it
 (in the thread, or to the asking user alone when the answer itself is only visible to them).
+A blast radius or suspects answer also carries its picture, which follows the same way once the
+message is out, so rendering never delays an answer and a failed picture never loses one.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from typing import Any
 
 from slack_bolt import Respond
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.blocks import SlackMessage
+from bot.picture_render import PictureRenderer
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +47,60 @@ def upload_full_text(client: WebClient, message: SlackMessage, *, channel: str, 
         log.warning("could not attach the full answer as a file in %s: %s", channel, exc.response.get("error"))
 
 
-def respond_with(
-    respond: Respond, client: WebClient, message: SlackMessage, *, channel: str, user: str, shared: bool
+def upload_picture(
+    client: WebClient,
+    pictures: PictureRenderer | None,
+    message: SlackMessage,
+    *,
+    channel: str,
+    thread_ts: str | None = None,
 ) -> None:
-    """Ephemeral unless shared; a cut answer's full text goes to the channel when shared, else to the user."""
+    """The answer's picture as a PNG, when it has one and Graphviz is here; failures are logged only."""
+    if pictures is None or not pictures.available or message.draw_picture is None:
+        return
+    drawing = message.draw_picture()
+    png = pictures.render_png(drawing.source) if drawing is not None else None
+    if drawing is None or png is None:
+        return  # nothing to draw for this answer, or Graphviz could not (the renderer logged why)
+    try:
+        client.files_upload_v2(
+            channel=channel,
+            thread_ts=thread_ts,
+            file=png,
+            filename=drawing.filename,
+            title=drawing.title,
+            alt_txt=drawing.title,
+        )
+    except SlackApiError as exc:
+        log.warning("could not attach the picture in %s: %s", channel, exc.response.get("error"))
+    except (SlackClientError, OSError) as exc:
+        log.warning("could not attach the picture in %s: %s", channel, exc)
+
+
+def _wants_picture(pictures: PictureRenderer | None, message: SlackMessage) -> bool:
+    return pictures is not None and pictures.available and message.draw_picture is not None
+
+
+def respond_with(
+    respond: Respond,
+    client: WebClient,
+    message: SlackMessage,
+    *,
+    channel: str,
+    user: str,
+    shared: bool,
+    pictures: PictureRenderer | None = None,
+) -> None:
+    """Ephemeral unless shared; a cut answer's full text and the picture go to the channel when
+    shared, else to the user alone (an ephemeral answer has no thread to hold files)."""
     respond(response_type="in_channel" if shared else "ephemeral", **message_kwargs(message))
-    if not message.cut:
+    if not message.cut and not _wants_picture(pictures, message):
         return
     target = channel if shared else _direct_channel(client, user)
     if target:
-        upload_full_text(client, message, channel=target)
+        if message.cut:
+            upload_full_text(client, message, channel=target)
+        upload_picture(client, pictures, message, channel=target)
 
 
 def _direct_channel(client: WebClient, user: str) -> str:
@@ -65,6 +112,14 @@ def _direct_channel(client: WebClient, user: str) -> str:
     return str((opened.get("channel") or {}).get("id", ""))
 
 
-def say_in_thread(client: WebClient, message: SlackMessage, *, channel: str, thread_ts: str) -> None:
+def say_in_thread(
+    client: WebClient,
+    message: SlackMessage,
+    *,
+    channel: str,
+    thread_ts: str,
+    pictures: PictureRenderer | None = None,
+) -> None:
     client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message_kwargs(message))
     upload_full_text(client, message, channel=channel, thread_ts=thread_ts)
+    upload_picture(client, pictures, message, channel=channel, thread_ts=thread_ts)

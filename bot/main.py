@@ -23,6 +23,7 @@ from bot.cli import source_access
 from bot.deps import BotDeps
 from bot.http import WsgiApp, build_wsgi
 from bot.metrics import Metrics
+from bot.picture_render import PictureRenderer
 from bot.settings import Settings, split_list
 from bot.slack_lag import SlackLagNotifier
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
@@ -83,6 +84,9 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         return measure_lag(marks, clock(), interval=settings.sync_interval, overrides=overrides)
 
     replica = replica_name()
+    pictures = PictureRenderer.find()
+    if not pictures.available:
+        log.warning("%s", pictures.missing_warning())  # once, at start: never once per answer
     return BotDeps(
         snapshot=ref.current,
         claim=lambda key: store.claim_event(key, at=clock(), replica=replica),
@@ -94,6 +98,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         alert_bots=split_list(settings.alert_bots),
         stale_after=DEFAULT_STALE_INTERVALS * settings.sync_interval,
         hygiene=hygiene_counts,
+        pictures=pictures,
     )
 
 
