@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bot.wording import utc, window_token
+from bot.wording import plural, utc, window_token
 from graph.ask import DEPENDENCIES, IMPACT, Answer, read_window
 from graph.blast import BREAKS, BlastRadius, blast_radius
 from graph.refs import short_name
@@ -140,7 +140,7 @@ def _blast_layer(result: BlastRadius, max_nodes: int) -> _Layer:
             layer.edges.append(_indirect(impact.entity, result.failed, impact.hidden, impact.hops))
     layer.notes.append(f"survives: {len(result.survives)} components and resources")
     if result.hidden_count:
-        layer.notes.append(f"{result.hidden_count} impacted entities not visible here")
+        layer.notes.append(f"{plural(result.hidden_count, 'impacted entity', 'impacted entities')} not visible here")
     return layer
 
 
@@ -160,7 +160,7 @@ def _suspects_layer(result: Suspects, max_nodes: int) -> _Layer:
         if dep.entity not in reached:
             layer.edges.append(_indirect(result.entity, dep.entity, dep.hidden, dep.hops))
     if result.hidden:
-        layer.notes.append(f"{result.hidden} dependencies not visible here")
+        layer.notes.append(f"{plural(result.hidden, 'dependency', 'dependencies')} not visible here")
     return layer
 
 
