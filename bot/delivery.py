@@ -2,8 +2,9 @@
 
 An answer cut to fit Slack's limits carries its full text; that goes up as a file next to it
 (in the thread, or to the asking user alone when the answer itself is only visible to them).
-A blast radius or suspects answer also carries its picture, which follows the same way once the
-message is out, so rendering never delays an answer and a failed picture never loses one.
+A blast radius, suspects or alert answer also carries its picture: it goes to the same place, drawn
+and uploaded off the request's thread once the message is out (`bot/picture_upload`), so drawing
+never delays an answer and a failed picture never loses one.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Any
 
 from slack_bolt import Respond
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.errors import SlackApiError
 
 from bot.blocks import SlackMessage
-from bot.picture_render import PictureRenderer
+from bot.picture_upload import PictureUploads
 
 log = logging.getLogger(__name__)
 
@@ -47,40 +48,6 @@ def upload_full_text(client: WebClient, message: SlackMessage, *, channel: str, 
         log.warning("could not attach the full answer as a file in %s: %s", channel, exc.response.get("error"))
 
 
-def upload_picture(
-    client: WebClient,
-    pictures: PictureRenderer | None,
-    message: SlackMessage,
-    *,
-    channel: str,
-    thread_ts: str | None = None,
-) -> None:
-    """The answer's picture as a PNG, when it has one and Graphviz is here; failures are logged only."""
-    if pictures is None or not pictures.available or message.draw_picture is None:
-        return
-    drawing = message.draw_picture()
-    png = pictures.render_png(drawing.source) if drawing is not None else None
-    if drawing is None or png is None:
-        return  # nothing to draw for this answer, or Graphviz could not (the renderer logged why)
-    try:
-        client.files_upload_v2(
-            channel=channel,
-            thread_ts=thread_ts,
-            file=png,
-            filename=drawing.filename,
-            title=drawing.title,
-            alt_txt=drawing.title,
-        )
-    except SlackApiError as exc:
-        log.warning("could not attach the picture in %s: %s", channel, exc.response.get("error"))
-    except (SlackClientError, OSError) as exc:
-        log.warning("could not attach the picture in %s: %s", channel, exc)
-
-
-def _wants_picture(pictures: PictureRenderer | None, message: SlackMessage) -> bool:
-    return pictures is not None and pictures.available and message.draw_picture is not None
-
-
 def respond_with(
     respond: Respond,
     client: WebClient,
@@ -89,18 +56,20 @@ def respond_with(
     channel: str,
     user: str,
     shared: bool,
-    pictures: PictureRenderer | None = None,
+    pictures: PictureUploads | None = None,
 ) -> None:
     """Ephemeral unless shared; a cut answer's full text and the picture go to the channel when
     shared, else to the user alone (an ephemeral answer has no thread to hold files)."""
     respond(response_type="in_channel" if shared else "ephemeral", **message_kwargs(message))
-    if not message.cut and not _wants_picture(pictures, message):
+    with_picture = pictures is not None and pictures.wanted(message)
+    if not message.cut and not with_picture:
         return
     target = channel if shared else _direct_channel(client, user)
     if target:
         if message.cut:
             upload_full_text(client, message, channel=target)
-        upload_picture(client, pictures, message, channel=target)
+        if pictures is not None:
+            pictures.send(client, message, channel=target)
 
 
 def _direct_channel(client: WebClient, user: str) -> str:
@@ -118,8 +87,9 @@ def say_in_thread(
     *,
     channel: str,
     thread_ts: str,
-    pictures: PictureRenderer | None = None,
+    pictures: PictureUploads | None = None,
 ) -> None:
     client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message_kwargs(message))
     upload_full_text(client, message, channel=channel, thread_ts=thread_ts)
-    upload_picture(client, pictures, message, channel=channel, thread_ts=thread_ts)
+    if pictures is not None:
+        pictures.send(client, message, channel=channel, thread_ts=thread_ts)

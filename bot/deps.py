@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.metrics import Metrics
-from bot.picture_render import PictureRenderer
+from bot.picture_upload import PictureUploads
 from graph.freshness import LagReport
 from graph.snapshot import Snapshot
 
@@ -31,4 +31,4 @@ class BotDeps:
     # Walking and formatting are CPU work under one GIL: a few at a time keeps the cheap acks of a
     # burst of commands prompt (bench: with 50 running at once, acks neared Slack's 3 s limit).
     work_slots: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(2))
-    pictures: PictureRenderer | None = None  # Graphviz, when installed: answers' pictures go up as PNGs
+    pictures: PictureUploads | None = None  # answers' pictures as PNGs, drawn by Graphviz when installed

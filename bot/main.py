@@ -24,6 +24,7 @@ from bot.deps import BotDeps
 from bot.http import WsgiApp, build_wsgi
 from bot.metrics import Metrics
 from bot.picture_render import PictureRenderer
+from bot.picture_upload import PictureUploads
 from bot.settings import Settings, split_list
 from bot.slack_lag import SlackLagNotifier
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
@@ -84,9 +85,9 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         return measure_lag(marks, clock(), interval=settings.sync_interval, overrides=overrides)
 
     replica = replica_name()
-    pictures = PictureRenderer.find()
-    if not pictures.available:
-        log.warning("%s", pictures.missing_warning())  # once, at start: never once per answer
+    renderer = PictureRenderer.find()
+    if not renderer.available:
+        log.warning("%s", renderer.missing_warning())  # once, at start: never once per answer
     return BotDeps(
         snapshot=ref.current,
         claim=lambda key: store.claim_event(key, at=clock(), replica=replica),
@@ -98,7 +99,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         alert_bots=split_list(settings.alert_bots),
         stale_after=DEFAULT_STALE_INTERVALS * settings.sync_interval,
         hygiene=hygiene_counts,
-        pictures=pictures,
+        pictures=PictureUploads(renderer),
     )
 
 
@@ -162,6 +163,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
         if socket_mode is not None:
             socket_mode.close()  # type: ignore[no-untyped-call]
         scheduler.shutdown(wait=True)
+        if deps.pictures is not None:
+            deps.pictures.close()  # pictures already handed over still reach their threads
         service.stop()
         store.engine.dispose()
         log.info("stopped")
