@@ -75,8 +75,9 @@ def label(lines: Sequence[str], *, width: int = LABEL_CHARS) -> str:
 
 
 def blast_dot(result: BlastRadius, *, max_nodes: int = MAX_NODES) -> Picture:
-    """What breaks (solid red) and degrades (dashed orange) when `result.failed` goes down; the
-    failed entity on top, what depends on it below."""
+    """What breaks (solid red) and degrades (dashed orange) when `result.failed` goes down: the
+    failed entity on the left, what depends on it to its right (wide fan-outs stack downwards,
+    which a phone scrolls better than a wide strip)."""
     name = short_name(result.failed)
     layer = _blast_layer(result, max_nodes)
     title = f"if {name} goes down: {result.impacted_count - result.hidden_count} impacted"
@@ -97,7 +98,7 @@ def suspects_dot(result: Suspects, snapshot: Snapshot, *, max_nodes: int = MAX_N
 
 
 def alert_dot(found: Suspects, impact: BlastRadius, snapshot: Snapshot, *, max_nodes: int = MAX_NODES) -> Picture:
-    """An alert's picture: what it takes down above it, what it depends on (and what changed) below."""
+    """An alert's picture: what it takes down on its left, what it depends on (and what changed) on its right."""
     name = short_name(found.entity)
     above = _blast_layer(impact, max_nodes // 2)
     below = _suspects_layer(found, max_nodes - max_nodes // 2)
