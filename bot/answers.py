@@ -16,6 +16,7 @@ from typing import Any
 from rich.text import Text
 
 from bot import render_json, render_text
+from bot.picture_dot import Picture, blast_dot, suspects_dot
 from graph.ask import ask
 from graph.blast import blast_radius
 from graph.hygiene import lint
@@ -56,6 +57,17 @@ def answer(args: argparse.Namespace, snapshot: Snapshot, now: datetime, wall: da
     if command == "blast-radius":
         return blast_reply(snapshot, args.name, depth=args.depth, wall=wall).outcome()
     return suspects_reply(snapshot, args.name, since=args.since, depth=args.depth, now=now, wall=wall).outcome()
+
+
+def picture(args: argparse.Namespace, snapshot: Snapshot, now: datetime) -> Picture | None:
+    """The DOT picture of a blast-radius or suspects answer: the same query again (walks are cheap)."""
+    resolution = resolve(snapshot.aliases, args.name)
+    if resolution.entity is None:
+        return None
+    if args.command == "blast-radius":
+        return blast_dot(blast_radius(snapshot, resolution.entity, max_depth=args.depth))
+    found = suspects(snapshot, resolution.entity, now=now, window=args.since, max_depth=args.depth)
+    return suspects_dot(found, snapshot)
 
 
 def resolve_reply(snapshot: Snapshot, name: str) -> Reply:

@@ -62,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     sync.add_argument("--accept", metavar="SOURCE", action="append", default=[], help="apply a held change")
     commands.add_parser("lag", help="how fresh each source is")
     commands.add_parser("serve", help="the Slack bot with the sync scheduler")
+    for sub in (blast, suspect):
+        sub.add_argument("--png", metavar="FILE", help="also draw the answer as a PNG (needs Graphviz `dot`)")
     for name, sub in commands.choices.items():
         if name != "serve":
             sub.add_argument("--json", action="store_true", help="machine-readable output")

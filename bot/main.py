@@ -24,6 +24,8 @@ from bot.deps import BotDeps
 from bot.http import WsgiApp, build_wsgi
 from bot.metrics import Metrics
 from bot.pagerduty_webhook import build_webhook
+from bot.picture_render import PictureRenderer
+from bot.picture_upload import PictureUploads
 from bot.settings import Settings, split_list
 from bot.slack_lag import SlackLagNotifier
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
@@ -84,6 +86,9 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         return measure_lag(marks, clock(), interval=settings.sync_interval, overrides=overrides)
 
     replica = replica_name()
+    renderer = PictureRenderer.find()
+    if not renderer.available:
+        log.warning("%s", renderer.missing_warning())  # once, at start: never once per answer
     return BotDeps(
         snapshot=ref.current,
         claim=lambda key: store.claim_event(key, at=clock(), replica=replica),
@@ -95,6 +100,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         alert_bots=split_list(settings.alert_bots),
         stale_after=DEFAULT_STALE_INTERVALS * settings.sync_interval,
         hygiene=hygiene_counts,
+        pictures=PictureUploads(renderer),
     )
 
 
@@ -162,6 +168,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
         if pagerduty is not None:
             pagerduty.close()  # in-flight incident posts finish first
         scheduler.shutdown(wait=True)
+        if deps.pictures is not None:
+            deps.pictures.close()  # pictures already handed over still reach their threads
         service.stop()
         store.engine.dispose()
         log.info("stopped")
