@@ -12,6 +12,7 @@ from datetime import datetime
 
 from bot.explain import Explainer, QuestionReader
 from bot.metrics import Metrics
+from bot.picture_upload import PictureUploads
 from graph.freshness import LagReport
 from graph.snapshot import Snapshot
 
@@ -31,6 +32,7 @@ class BotDeps:
     # Walking and formatting are CPU work under one GIL: a few at a time keeps the cheap acks of a
     # burst of commands prompt (bench: with 50 running at once, acks neared Slack's 3 s limit).
     work_slots: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(2))
+    pictures: PictureUploads | None = None  # answers' pictures as PNGs, drawn by Graphviz when installed
     # The optional model (ANTHROPIC_API_KEY): reads mentions' questions and phrases answers; None: the graph's own.
     explainer: Explainer | None = None
     reader: QuestionReader | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt import App
@@ -20,6 +21,7 @@ from bot.asking import ModelPorts, ask_question, explain_alert
 from bot.blocks import format_alert_reply, format_answer, format_refusal, format_unresolved
 from bot.delivery import say_in_thread
 from bot.deps import BotDeps
+from bot.picture_dot import alert_dot, answer_dot
 from bot.replies import LOADING
 from graph.blast import blast_radius
 from graph.names import Resolution
@@ -82,9 +84,11 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
     asked = ask_question(
         snapshot, question, now=now, model=_model(deps), viewer=viewer, purpose="mention", cpu=deps.work_slots
     )
+    answer = asked.answer
+    drawing = lambda: answer_dot(snapshot, answer, now=now, viewer=viewer)  # noqa: E731
     with deps.work_slots:
-        message = format_answer(asked.answer, snapshot, now=now, phrasing=asked.phrasing)
-        say_in_thread(client, message, channel=channel, thread_ts=thread)
+        message = replace(format_answer(answer, snapshot, now=now, phrasing=asked.phrasing), draw_picture=drawing)
+        say_in_thread(client, message, channel=channel, thread_ts=thread, pictures=deps.pictures)
     deps.metrics.latency.labels("mention").observe(time.perf_counter() - started)
 
 
@@ -123,5 +127,6 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
     phrased = explain_alert(model, snapshot, found, impact, title=alert.title, viewer=viewer, cpu=deps.work_slots)
     with deps.work_slots:
         message = format_alert_reply(found, impact, snapshot, now=now, phrasing=phrased.phrasing)
-        say_in_thread(client, message, channel=channel, thread_ts=ts)
+        message = replace(message, draw_picture=lambda: alert_dot(found, impact, snapshot))
+        say_in_thread(client, message, channel=channel, thread_ts=ts, pictures=deps.pictures)
     deps.metrics.latency.labels("alert").observe(time.perf_counter() - started)

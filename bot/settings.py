@@ -47,6 +47,8 @@ class Settings(BaseSettings):
     port: int = Field(3000, validation_alias="PORT")
     anthropic_api_key: str = Field("", validation_alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str = Field("", validation_alias="ANTHROPIC_BASE_URL")
+    pagerduty_webhook_secrets: str = Field("", validation_alias="PAGERDUTY_WEBHOOK_SECRETS")
+    pagerduty_channels: str = Field("", validation_alias="ONCALL_GRAPH_PAGERDUTY_CHANNELS")
     anthropic_model: str = Field(DEFAULT_ANTHROPIC_MODEL, min_length=1, validation_alias="ANTHROPIC_MODEL")
     anthropic_reader_model: str = Field(
         DEFAULT_ANTHROPIC_READER_MODEL, min_length=1, validation_alias="ANTHROPIC_READER_MODEL"
