@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from typing import Any
 
 from slack_bolt import App
@@ -19,10 +18,11 @@ from bot.alert_message import Alert, incident_key, is_alert, parse_alert
 from bot.blocks import format_alert_reply, format_answer, format_refusal, format_unresolved
 from bot.delivery import say_in_thread
 from bot.deps import BotDeps
+from bot.instrument import note_counts, note_entities, observed_query
 from bot.replies import LOADING
 from graph.ask import ask
 from graph.blast import blast_radius
-from graph.names import Resolution
+from graph.names import Resolution, resolve
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer, resolve_for
@@ -72,18 +72,19 @@ def register(app: App, deps: BotDeps) -> None:
 
 
 def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> None:
-    started = time.perf_counter()
-    channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
-    snapshot = deps.snapshot()
-    if snapshot is None:
-        say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
-        return
     question = _MENTION.sub("", str(event.get("text", ""))).strip()
-    viewer = Viewer(channel=channel, user=str(event.get("user", "")))
-    now = deps.clock()
-    answer = ask(snapshot, question, now=now, viewer=viewer)
-    say_in_thread(client, format_answer(answer, snapshot, now=now), channel=channel, thread_ts=thread)
-    deps.metrics.latency.labels("mention").observe(time.perf_counter() - started)
+    with observed_query(deps.metrics, "mention", question):
+        channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
+        snapshot = deps.snapshot()
+        if snapshot is None:
+            say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
+            return
+        viewer = Viewer(channel=channel, user=str(event.get("user", "")))
+        now = deps.clock()
+        answer = ask(snapshot, question, now=now, viewer=viewer)
+        note_entities(*answer.entities)
+        note_counts(edges=len(answer.edges))
+        say_in_thread(client, format_answer(answer, snapshot, now=now), channel=channel, thread_ts=thread)
 
 
 def _resolve_alert(snapshot: Snapshot, alert: Alert, viewer: Viewer) -> Resolution:
@@ -96,21 +97,24 @@ def _resolve_alert(snapshot: Snapshot, alert: Alert, viewer: Viewer) -> Resoluti
 
 
 def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, ts: str) -> None:
-    started = time.perf_counter()
-    snapshot = deps.snapshot()
-    if snapshot is None:
-        say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=ts)
-        return
-    viewer = Viewer(channel=channel)
-    resolution = _resolve_alert(snapshot, alert, viewer)
-    if resolution.entity is None:
-        deps.metrics.unresolved.labels("alert").inc()
-        name = alert.service_name or alert.service_id or alert.title
-        say_in_thread(client, format_unresolved(name, resolution, command="suspects"), channel=channel, thread_ts=ts)
-        return
-    now = deps.clock()
-    found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
-    impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
-    message = format_alert_reply(found, impact, snapshot, now=now)
-    say_in_thread(client, message, channel=channel, thread_ts=ts)
-    deps.metrics.latency.labels("alert").observe(time.perf_counter() - started)
+    name = alert.service_name or alert.service_id or alert.title
+    with observed_query(deps.metrics, "alert", name):
+        snapshot = deps.snapshot()
+        if snapshot is None:
+            say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=ts)
+            return
+        viewer = Viewer(channel=channel)
+        resolution = _resolve_alert(snapshot, alert, viewer)
+        if resolution.entity is None:
+            hidden = bool(resolve(snapshot.aliases, name).entity)  # a restricted entity: no catalog gap
+            deps.metrics.unresolved_name("alert", name, by_name=not hidden)
+            message = format_unresolved(name, resolution, command="suspects")
+            say_in_thread(client, message, channel=channel, thread_ts=ts)
+            return
+        note_entities(resolution.entity)
+        now = deps.clock()
+        found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
+        impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
+        note_counts(dependencies=len(found.dependencies), impacted=impact.impacted_count)
+        message = format_alert_reply(found, impact, snapshot, now=now)
+        say_in_thread(client, message, channel=channel, thread_ts=ts)

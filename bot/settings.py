@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     port: int = Field(3000, validation_alias="PORT")
     anthropic_api_key: str = Field("", validation_alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str = Field("", validation_alias="ANTHROPIC_BASE_URL")
+    log_format: str = Field("text", validation_alias="ONCALL_GRAPH_LOG_FORMAT")
+    otel_endpoint: str = Field("", validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    otel_service_name: str = Field("oncall-graph", validation_alias="OTEL_SERVICE_NAME")
 
     def sources(self, kind: str) -> tuple[str, ...]:
         return split_list(str(getattr(self, kind)))
