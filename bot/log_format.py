@@ -50,3 +50,6 @@ def configure_logging(log_format: str, *, level: int = logging.INFO) -> None:
     for handler in root.handlers:
         handler.setFormatter(formatter)
     root.setLevel(level)
+    # Two INFO lines per job run, every poll interval, on every replica: noise, not news. Its
+    # warnings and job errors still come through.
+    logging.getLogger("apscheduler.executors.default").setLevel(logging.WARNING)
