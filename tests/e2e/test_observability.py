@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.conftest import Bot, stop
-from tests.e2e.test_slack_bot import mention, only_response
+from tests.e2e.conftest import Bot, _env, stop
+from tests.e2e.test_slack_bot import mention, only_response, pagerduty_alert
 from tests.fakes.otlp_receiver import otlp_receiver
 from tests.fakes.slack_api import FakeSlack
 
@@ -58,12 +61,14 @@ def test_metrics_count_syncs_queries_unresolved_names_and_repeats_with_their_lab
         only_response(fake_slack, name)
     bot.event(mention("1700000000.000100"), event_id="Ev1")
     bot.event(mention("1700000000.000100"), event_id="Ev1", **{"X-Slack-Retry-Num": "1"})
-    fake_slack.wait_for(lambda: fake_slack.posted("chat.postMessage"), timeout=20)
+    bot.event(pagerduty_alert("1700000100.000200"), event_id="EvA1")
+    fake_slack.wait_for(lambda: len(fake_slack.posted("chat.postMessage")) == 2, timeout=20)
 
     def settled(s: Samples) -> bool:
         return (
             value(s, "oncall_graph_query_seconds_count", command="blast-radius") == 2
             and value(s, "oncall_graph_query_seconds_count", command="mention") == 1
+            and value(s, "oncall_graph_query_seconds_count", command="alert") == 1
             and bool(labelled(s, "oncall_graph_sync_results_total", "source"))
         )
 
@@ -73,6 +78,8 @@ def test_metrics_count_syncs_queries_unresolved_names_and_repeats_with_their_lab
     assert value(samples, "oncall_graph_query_seconds_count", command="mention") == 1
     assert value(samples, "oncall_graph_slack_requests_total", kind="blast-radius") == 2
     assert value(samples, "oncall_graph_slack_requests_total", kind="mention") == 1
+    assert value(samples, "oncall_graph_query_seconds_count", command="alert") == 1
+    assert value(samples, "oncall_graph_slack_requests_total", kind="alert") == 1
     assert value(samples, "oncall_graph_slack_deduplicated_total", kind="retry") == 1
     assert value(samples, "oncall_graph_unresolved_names_total", command="blast-radius") == 1
     assert value(samples, "oncall_graph_unresolved_by_name_total", name="flux capacitor") == 1
@@ -124,3 +131,12 @@ def test_a_blast_radius_query_and_a_sync_arrive_as_spans_at_the_otlp_endpoint(
     outcomes = {e[1]["oncall_graph.source"].split(":")[0]: e[1]["oncall_graph.outcome"] for e in sync.events}
     assert outcomes == {"catalog": "applied", "deploys": "applied", "docs": "applied", "aliases": "applied"}
     assert sync.attributes["oncall_graph.entities_count"] > 20
+
+
+def test_an_unknown_log_format_stops_serve_with_a_message_naming_the_setting(tmp_path: Path) -> None:
+    env = _env(ONCALL_GRAPH_LOG_FORMAT="xml", PORT="0", DATABASE_URL=f"sqlite:///{tmp_path / 'graph.db'}")
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "serve"], env=env, capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 2
+    assert "ONCALL_GRAPH_LOG_FORMAT must be one of text, json; got 'xml'" in done.stderr
+    assert "Traceback" not in done.stderr
