@@ -49,7 +49,7 @@ def register(app: App, deps: BotDeps) -> None:
     def on_app_mention(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
         if not _claimed(deps, body, event, "mention"):
             return
-        with deps.work_slots:
+        with deps.work_slots, observed_query(deps.metrics, "mention", _question(event)):
             _answer_mention(deps, event, client)
 
     def on_message(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
@@ -64,27 +64,34 @@ def register(app: App, deps: BotDeps) -> None:
         if not deps.claim(f"incident:{incident_key(alert)}"):
             deps.metrics.deduplicated.labels("incident").inc()
             return
-        with deps.work_slots:
+        with deps.work_slots, observed_query(deps.metrics, "alert", _alert_name(alert)):
             _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
 
     app.event("app_mention")(on_app_mention)
     app.event("message")(on_message)
 
 
+def _question(event: dict[str, Any]) -> str:
+    return _MENTION.sub("", str(event.get("text", ""))).strip()
+
+
+def _alert_name(alert: Alert) -> str:
+    return alert.service_name or alert.service_id or alert.title
+
+
 def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> None:
-    question = _MENTION.sub("", str(event.get("text", ""))).strip()
-    with observed_query(deps.metrics, "mention", question):
-        channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
-        snapshot = deps.snapshot()
-        if snapshot is None:
-            say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
-            return
-        viewer = Viewer(channel=channel, user=str(event.get("user", "")))
-        now = deps.clock()
-        answer = ask(snapshot, question, now=now, viewer=viewer)
-        note_entities(*answer.entities)
-        note_counts(edges=len(answer.edges))
-        say_in_thread(client, format_answer(answer, snapshot, now=now), channel=channel, thread_ts=thread)
+    channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
+    snapshot = deps.snapshot()
+    if snapshot is None:
+        say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
+        return
+    question = _question(event)
+    viewer = Viewer(channel=channel, user=str(event.get("user", "")))
+    now = deps.clock()
+    answer = ask(snapshot, question, now=now, viewer=viewer)
+    note_entities(*answer.entities)
+    note_counts(edges=len(answer.edges))
+    say_in_thread(client, format_answer(answer, snapshot, now=now), channel=channel, thread_ts=thread)
 
 
 def _resolve_alert(snapshot: Snapshot, alert: Alert, viewer: Viewer) -> Resolution:
@@ -97,24 +104,22 @@ def _resolve_alert(snapshot: Snapshot, alert: Alert, viewer: Viewer) -> Resoluti
 
 
 def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, ts: str) -> None:
-    name = alert.service_name or alert.service_id or alert.title
-    with observed_query(deps.metrics, "alert", name):
-        snapshot = deps.snapshot()
-        if snapshot is None:
-            say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=ts)
-            return
-        viewer = Viewer(channel=channel)
-        resolution = _resolve_alert(snapshot, alert, viewer)
-        if resolution.entity is None:
-            hidden = bool(resolve(snapshot.aliases, name).entity)  # a restricted entity: no catalog gap
-            deps.metrics.unresolved_name("alert", name, by_name=not hidden)
-            message = format_unresolved(name, resolution, command="suspects")
-            say_in_thread(client, message, channel=channel, thread_ts=ts)
-            return
-        note_entities(resolution.entity)
-        now = deps.clock()
-        found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
-        impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
-        note_counts(dependencies=len(found.dependencies), impacted=impact.impacted_count)
-        message = format_alert_reply(found, impact, snapshot, now=now)
-        say_in_thread(client, message, channel=channel, thread_ts=ts)
+    snapshot = deps.snapshot()
+    if snapshot is None:
+        say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=ts)
+        return
+    viewer = Viewer(channel=channel)
+    resolution = _resolve_alert(snapshot, alert, viewer)
+    if resolution.entity is None:
+        name = _alert_name(alert)
+        # A service hidden from this channel (restricted) is no gap in the catalog: not counted by name.
+        deps.metrics.unresolved_name("alert", name, by_name=resolve(snapshot.aliases, name).entity is None)
+        say_in_thread(client, format_unresolved(name, resolution, command="suspects"), channel=channel, thread_ts=ts)
+        return
+    note_entities(resolution.entity)
+    now = deps.clock()
+    found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
+    impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
+    note_counts(dependencies=len(found.dependencies), impacted=impact.impacted_count)
+    message = format_alert_reply(found, impact, snapshot, now=now)
+    say_in_thread(client, message, channel=channel, thread_ts=ts)
