@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -21,10 +20,11 @@ from bot.asking import ModelPorts, ask_question, explain_alert
 from bot.blocks import format_alert_reply, format_answer, format_refusal, format_unresolved
 from bot.delivery import say_in_thread
 from bot.deps import BotDeps
+from bot.instrument import note_counts, note_entities, observed_query
 from bot.picture_dot import alert_dot, answer_dot
 from bot.replies import LOADING
 from graph.blast import blast_radius
-from graph.names import Resolution
+from graph.names import Resolution, resolve
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer, resolve_for
@@ -51,7 +51,9 @@ def register(app: App, deps: BotDeps) -> None:
     def on_app_mention(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
         if not _claimed(deps, body, event, "mention"):
             return
-        _answer_mention(deps, event, client)  # takes a work slot for its graph parts, none for model waits
+        # The graph's parts take a work slot each; the model's network waits take none.
+        with observed_query(deps.metrics, "mention", _question(event)):
+            _answer_mention(deps, event, client)
 
     def on_message(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
         # Every channel message lands here, so none is left unhandled (a 404 makes Slack retry).
@@ -65,31 +67,40 @@ def register(app: App, deps: BotDeps) -> None:
         if not deps.claim(f"incident:{incident_key(alert)}"):
             deps.metrics.deduplicated.labels("incident").inc()
             return
-        _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
+        with observed_query(deps.metrics, "alert", _alert_name(alert)):
+            _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
 
     app.event("app_mention")(on_app_mention)
     app.event("message")(on_message)
 
 
+def _question(event: dict[str, Any]) -> str:
+    return _MENTION.sub("", str(event.get("text", ""))).strip()
+
+
+def _alert_name(alert: Alert) -> str:
+    return alert.service_name or alert.service_id or alert.title
+
+
 def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> None:
-    started = time.perf_counter()
     channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
     snapshot = deps.snapshot()
     if snapshot is None:
         say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
         return
-    question = _MENTION.sub("", str(event.get("text", ""))).strip()
+    question = _question(event)
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
     now = deps.clock()
     asked = ask_question(
         snapshot, question, now=now, model=_model(deps), viewer=viewer, purpose="mention", cpu=deps.work_slots
     )
     answer = asked.answer
+    note_entities(*answer.entities)
+    note_counts(edges=len(answer.edges))
     drawing = lambda: answer_dot(snapshot, answer, now=now, viewer=viewer)  # noqa: E731
     with deps.work_slots:
         message = replace(format_answer(answer, snapshot, now=now, phrasing=asked.phrasing), draw_picture=drawing)
         say_in_thread(client, message, channel=channel, thread_ts=thread, pictures=deps.pictures)
-    deps.metrics.latency.labels("mention").observe(time.perf_counter() - started)
 
 
 def _model(deps: BotDeps) -> ModelPorts:
@@ -106,7 +117,6 @@ def _resolve_alert(snapshot: Snapshot, alert: Alert, viewer: Viewer) -> Resoluti
 
 
 def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, ts: str) -> None:
-    started = time.perf_counter()
     snapshot = deps.snapshot()
     if snapshot is None:
         say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=ts)
@@ -115,18 +125,20 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
     with deps.work_slots:
         resolution = _resolve_alert(snapshot, alert, viewer)
     if resolution.entity is None:
-        deps.metrics.unresolved.labels("alert").inc()
-        name = alert.service_name or alert.service_id or alert.title
+        name = _alert_name(alert)
+        # A service hidden from this channel (restricted) is no gap in the catalog: not counted by name.
+        deps.metrics.unresolved_name("alert", name, by_name=resolve(snapshot.aliases, name).entity is None)
         say_in_thread(client, format_unresolved(name, resolution, command="suspects"), channel=channel, thread_ts=ts)
         return
+    note_entities(resolution.entity)
     now = deps.clock()
     with deps.work_slots:
         found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
         impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
+    note_counts(dependencies=len(found.dependencies), impacted=impact.impacted_count)
     model = _model(deps)
     phrased = explain_alert(model, snapshot, found, impact, title=alert.title, viewer=viewer, cpu=deps.work_slots)
     with deps.work_slots:
         message = format_alert_reply(found, impact, snapshot, now=now, phrasing=phrased.phrasing)
         message = replace(message, draw_picture=lambda: alert_dot(found, impact, snapshot))
         say_in_thread(client, message, channel=channel, thread_ts=ts, pictures=deps.pictures)
-    deps.metrics.latency.labels("alert").observe(time.perf_counter() - started)

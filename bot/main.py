@@ -23,12 +23,15 @@ from bot.app import build_app, build_client
 from bot.cli import source_access
 from bot.deps import BotDeps
 from bot.http import WsgiApp, build_wsgi
+from bot.log_format import configure_logging
 from bot.metrics import Metrics
 from bot.pagerduty_webhook import build_webhook
 from bot.picture_render import PictureRenderer
 from bot.picture_upload import PictureUploads
 from bot.settings import Settings, split_list
 from bot.slack_lag import SlackLagNotifier
+from bot.sync_telemetry import SyncTelemetry
+from bot.tracing import start_tracing
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
 from graph.hygiene import lint
 from graph.snapshot import Snapshot, SnapshotRef
@@ -90,6 +93,8 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
     renderer = PictureRenderer.find()
     if not renderer.available:
         log.warning("%s", renderer.missing_warning())  # once, at start: never once per answer
+    metrics = Metrics()
+    metrics.watch_sources(lag)
     model = build_model(settings)  # None without ANTHROPIC_API_KEY: no client, no network
     if model is not None:
         log.info("answers are phrased by %s; questions read by %s", model[0].model, model[1].model)
@@ -98,7 +103,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         claim=lambda key: store.claim_event(key, at=clock(), replica=replica),
         lag=lag,
         clock=clock,
-        metrics=Metrics(),
+        metrics=metrics,
         admins=split_list(settings.admins),
         watch_channels=split_list(settings.watch_channels),
         alert_bots=split_list(settings.alert_bots),
@@ -135,7 +140,12 @@ def slack_frontend(settings: Settings, deps: BotDeps) -> tuple[WsgiApp | None, S
 
 
 def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
-    logging.getLogger().setLevel(logging.INFO)
+    try:
+        configure_logging(settings.log_format)
+    except ValueError as exc:
+        log.error("%s", exc)
+        return 2
+    stop_tracing = start_tracing(settings.otel_endpoint, settings.otel_service_name) if settings.otel_endpoint else None
     ref = SnapshotRef()
     deps = build_deps(settings, specs, store, ref)
     try:
@@ -147,7 +157,10 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     notifier: LagNotifier = LogNotifier()
     if client is not None and settings.alert_channel:
         notifier = SlackLagNotifier(client, settings.alert_channel)
-    service = SyncService(specs, store, ref, clock, leadership_for(store.engine), notifier, sync_settings(settings))
+    service = SyncService(
+        specs, store, ref, clock, leadership_for(store.engine), notifier, sync_settings(settings),
+        observer=SyncTelemetry(deps.metrics),
+    )  # fmt: skip
     service.load()
     log.info("serving graph version %s", store.graph_version())
     scheduler = start_scheduler(service)
@@ -178,5 +191,7 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
             deps.pictures.close()  # pictures already handed over still reach their threads
         service.stop()
         store.engine.dispose()
+        if stop_tracing is not None:
+            stop_tracing()  # flushes the spans still batched
         log.info("stopped")
     return 0

@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     anthropic_base_url: str = Field("", validation_alias="ANTHROPIC_BASE_URL")
     pagerduty_webhook_secrets: str = Field("", validation_alias="PAGERDUTY_WEBHOOK_SECRETS")
     pagerduty_channels: str = Field("", validation_alias="ONCALL_GRAPH_PAGERDUTY_CHANNELS")
+    log_format: str = Field("text", validation_alias="ONCALL_GRAPH_LOG_FORMAT")
+    otel_endpoint: str = Field("", validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    otel_service_name: str = Field("oncall-graph", validation_alias="OTEL_SERVICE_NAME")
     anthropic_model: str = Field(DEFAULT_ANTHROPIC_MODEL, min_length=1, validation_alias="ANTHROPIC_MODEL")
     anthropic_reader_model: str = Field(
         DEFAULT_ANTHROPIC_READER_MODEL, min_length=1, validation_alias="ANTHROPIC_READER_MODEL"

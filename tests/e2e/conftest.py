@@ -87,7 +87,9 @@ class Bot:
 
 def _env(**extra: str) -> dict[str, str]:
     base = {
-        k: v for k, v in os.environ.items() if not k.startswith(("ONCALL_GRAPH_", "SLACK_", "DATABASE_", "ANTHROPIC_"))
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ONCALL_GRAPH_", "SLACK_", "DATABASE_", "OTEL_", "ANTHROPIC_"))
     }
     return {**base, "PYTHONPATH": str(ROOT), **extra}
 
