@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Problem, SourceFacts
+from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts
 
 ENTITY, ASSERTION, DEPLOY, ALIAS, PROBLEM = "entity", "assertion", "deploy", "alias", "problem"
+PASSAGE = "passage"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,13 @@ def _problem(p: Problem) -> dict[str, Any]:
     return {"where": p.where, "message": p.message, "field": p.field, "severity": p.severity}
 
 
+def _passage(p: Passage) -> dict[str, Any]:
+    return {
+        "source": p.source, "locator": p.locator, "heading": p.heading, "text": p.text, "line": p.line,
+        "document": p.document, "headings": list(p.headings),
+    }  # fmt: skip
+
+
 def _row(kind: str, payload: Mapping[str, Any]) -> FactRow:
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     key = hashlib.blake2b(f"{kind}\0{text}".encode(), digest_size=16).hexdigest()
@@ -76,6 +84,7 @@ def encode_facts(facts: SourceFacts) -> Iterator[FactRow]:
     yield from (_row(DEPLOY, _deploy(d)) for d in facts.deploys)
     yield from (_row(ALIAS, _alias(c)) for c in facts.aliases)
     yield from (_row(PROBLEM, _problem(p)) for p in facts.problems)
+    yield from (_row(PASSAGE, _passage(p)) for p in facts.passages)
 
 
 def decode_facts(source: str, rows: Sequence[tuple[str, str]]) -> SourceFacts:
@@ -85,6 +94,7 @@ def decode_facts(source: str, rows: Sequence[tuple[str, str]]) -> SourceFacts:
     deploys: list[Deploy] = []
     aliases: list[AliasClaim] = []
     problems: list[Problem] = []
+    passages: list[Passage] = []
     kinds, payloads = zip(*rows, strict=True) if rows else ((), ())
     # One parse of a JSON array instead of one call per row: about four times faster.
     decoded = json.loads("[" + ",".join(payloads) + "]")
@@ -100,4 +110,8 @@ def decode_facts(source: str, rows: Sequence[tuple[str, str]]) -> SourceFacts:
             aliases.append(AliasClaim(**{**d, "citation": _uncitation(d["citation"])}))
         elif kind == PROBLEM:
             problems.append(Problem(**d))
-    return SourceFacts(source, tuple(entities), tuple(assertions), tuple(deploys), tuple(aliases), tuple(problems))
+        elif kind == PASSAGE:
+            passages.append(Passage(**{**d, "headings": tuple(d["headings"])}))
+    return SourceFacts(
+        source, tuple(entities), tuple(assertions), tuple(deploys), tuple(aliases), tuple(problems), tuple(passages)
+    )

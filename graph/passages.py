@@ -1,0 +1,209 @@
+"""Runbook passages linked to the entities they name, and the ones to quote beside an answer.
+
+A passage is linked to every entity its headings or its prose name, found through the alias index
+(exact and canonical tiers: "the token cache", "Token Cache" and "token-cache" all name
+`token-cache`). The scan walks the passage's words once, extending a match only while the words so
+far begin some alias (a token trie kept as a set of prefixes), and keeps the longest match: the
+cost grows with the text, not with the size of the catalog. Fenced code is not scanned (`# redis`
+in a shell snippet names nothing), a name two entities share links neither, and nothing is
+guessed below the canonical tier.
+
+Pure: no I/O. The index is built once per snapshot, on first use (`Snapshot.passage_index`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from graph.facts import Passage
+from graph.names import AliasIndex, name_words
+from graph.visibility import EVERYONE, Viewer, can_see
+
+if TYPE_CHECKING:
+    from graph.snapshot import Snapshot
+
+MAX_NAME_WORDS = 8  # longer aliases are never looked for in prose
+DEFAULT_LIMIT = 3
+# Markup that is not a name separator in `graph.names` but never part of a name in prose.
+_MARKUP = re.compile(r"[*>|=<~^\\#]+")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedPassage:
+    """A passage and the entities it names: in its nearest heading, in any heading above it, in its text."""
+
+    passage: Passage
+    entities: frozenset[str]
+    in_heading: frozenset[str]
+    in_headings: frozenset[str]
+    in_text: frozenset[str]
+
+    def rank_for(self, entity: str) -> tuple[int, int, int, str, int]:
+        """Best first: named in its own section's heading, then in a heading above (the document's
+        title counts as one: every passage of `redis.md` is under it), then the most specific."""
+        own = entity in self.in_heading and len(self.passage.headings) > 1
+        tier = 0 if own else 1 if entity in self.in_headings else 2
+        return (tier, entity not in self.in_text, len(self.entities), self.passage.locator, self.passage.line)
+
+
+@dataclass(frozen=True, slots=True)
+class CitedPassage:
+    """A passage chosen for an answer, and the entity on the answer's path it was chosen for."""
+
+    entity: str
+    passage: Passage
+
+    @property
+    def locator(self) -> str:
+        return self.passage.locator
+
+    @property
+    def text(self) -> str:
+        return self.passage.text
+
+
+class NameScanner:
+    """Finds the entities a text names, by the canonical keys of the alias index."""
+
+    __slots__ = ("_keys", "_prefixes")
+
+    def __init__(self, aliases: AliasIndex) -> None:
+        keys: dict[str, frozenset[str]] = {}
+        prefixes: set[str] = set()
+        for key, refs in aliases.tier("canonical").items():
+            words = key.split(" ")
+            if len(words) > MAX_NAME_WORDS or (len(words) == 1 and (len(key) < 2 or key.isdigit())):
+                continue  # "a", "2": a one-letter or numeric alias would name half of every runbook
+            keys[key] = refs
+            for end in range(1, len(words)):
+                prefixes.add(" ".join(words[:end]))
+        self._keys: Mapping[str, frozenset[str]] = keys
+        self._prefixes = frozenset(prefixes)
+
+    def names(self, text: str) -> frozenset[str]:
+        """Entities named in `text`, longest match first; a name claimed by several entities is skipped."""
+        words = name_words(_MARKUP.sub(" ", text))
+        found: set[str] = set()
+        keys, prefixes = self._keys, self._prefixes
+        i, count = 0, len(words)
+        while i < count:
+            key, end, matched, refs = words[i], i + 1, 0, frozenset[str]()
+            while True:
+                hit = keys.get(key)
+                if hit:
+                    matched, refs = end, hit
+                if end >= count or end - i >= MAX_NAME_WORDS or key not in prefixes:
+                    break
+                key = f"{key} {words[end]}"
+                end += 1
+            if matched:
+                if len(refs) == 1:
+                    found |= refs
+                i = matched
+            else:
+                i += 1
+        return frozenset(found)
+
+
+class PassageIndex:
+    """Every passage with its links, and each entity's passages ranked best first."""
+
+    __slots__ = ("_by_entity", "linked")
+
+    def __init__(self, linked: Sequence[LinkedPassage]) -> None:
+        self.linked = tuple(linked)
+        grouped: dict[str, list[LinkedPassage]] = defaultdict(list)
+        for item in self.linked:
+            for entity in item.entities:
+                grouped[entity].append(item)
+        self._by_entity: Mapping[str, tuple[LinkedPassage, ...]] = MappingProxyType(
+            {entity: _ranked(entity, items) for entity, items in grouped.items()}
+        )
+
+    def for_entity(self, entity: str) -> tuple[LinkedPassage, ...]:
+        return self._by_entity.get(entity, ())
+
+
+def _ranked(entity: str, items: list[LinkedPassage]) -> tuple[LinkedPassage, ...]:
+    return tuple(sorted(items, key=lambda item: item.rank_for(entity)))
+
+
+def index_passages(passages: Iterable[Passage], aliases: AliasIndex) -> PassageIndex:
+    """Link each passage to the entities named in its headings and in its prose (code left out)."""
+    scanner = NameScanner(aliases)
+    headings: dict[str, frozenset[str]] = {}  # many passages share a heading: scan each once
+
+    def heading_names(title: str) -> frozenset[str]:
+        found = headings.get(title)
+        if found is None:
+            found = headings[title] = scanner.names(title)
+        return found
+
+    linked = []
+    for passage in passages:
+        in_heading = heading_names(passage.heading) if passage.heading else frozenset[str]()
+        in_headings = frozenset().union(*(heading_names(h) for h in passage.headings)) | in_heading
+        in_text = scanner.names(prose(passage.text))
+        entities = in_headings | in_text
+        if entities:
+            linked.append(LinkedPassage(passage, entities, in_heading, in_headings, in_text))
+    return PassageIndex(linked)
+
+
+def prose(text: str) -> str:
+    """`text` without its fenced code blocks."""
+    kept: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        marker = _FENCE.match(line)
+        if fence:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+                fence = ""
+        elif marker:
+            fence = marker.group(1)
+        else:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def cite_passages(
+    snapshot: Snapshot, entities: Sequence[str], *, limit: int = DEFAULT_LIMIT, viewer: Viewer = EVERYONE
+) -> tuple[CitedPassage, ...]:
+    """The passages to quote for an answer about `entities` (most important first), at most `limit`.
+
+    The k-th passage of the i-th entity comes in at step i + k, so the first entity (what was asked
+    about) leads and the next ones still get a word in. One passage per section; a passage that
+    names an entity this viewer may not see is never shown to them.
+    """
+    index = snapshot.passage_index
+    candidates: list[tuple[int, int, str, LinkedPassage]] = []
+    for position, entity in enumerate(dict.fromkeys(entities)):
+        # A few spare ones per entity: some may share a section or name an entity hidden here.
+        for rank, item in enumerate(index.for_entity(entity)[: limit * 4]):
+            candidates.append((position + rank, position, entity, item))
+    candidates.sort(key=lambda c: (c[0], c[1]))
+    chosen: list[CitedPassage] = []
+    sections: set[str] = set()
+    for _, _, entity, item in candidates:
+        if len(chosen) == limit:
+            break
+        if item.passage.locator in sections:
+            continue
+        if not viewer.everything and not all(can_see(snapshot, ref, viewer) for ref in item.entities):
+            continue
+        sections.add(item.passage.locator)
+        chosen.append(CitedPassage(entity, item.passage))
+    return tuple(chosen)
+
+
+def top_passages(
+    snapshot: Snapshot, entities: Sequence[str], limit: int = DEFAULT_LIMIT, *, viewer: Viewer = EVERYONE
+) -> tuple[Passage, ...]:
+    """The passages to put beside an answer about `entities`, best first (see `cite_passages`)."""
+    return tuple(c.passage for c in cite_passages(snapshot, entities, limit=limit, viewer=viewer))
