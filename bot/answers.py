@@ -13,6 +13,7 @@ from graph.ask import ask
 from graph.blast import blast_radius
 from graph.hygiene import lint
 from graph.names import resolve
+from graph.passages import blast_entities, cite_passages, suspects_entities
 from graph.paths import find_path
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
@@ -42,11 +43,16 @@ def answer(args: argparse.Namespace, snapshot: Snapshot, now: datetime, wall: da
     header = [render_text.graph_header(snapshot, wall)]
     if command == "blast-radius":
         result = blast_radius(snapshot, resolution.entity, max_depth=args.depth)
+        quoted = cite_passages(snapshot, blast_entities(result))
         data = render_json.blast_json(args.name, result) | {"graph": render_json.graph_json(snapshot, wall)}
-        return EXIT_OK, data, header + render_text.render_blast(result)
+        data["passages"] = render_json.passages_json(quoted)
+        return EXIT_OK, data, header + render_text.render_blast(result) + render_text.render_passages(quoted)
     found_suspects = suspects(snapshot, resolution.entity, now=now, window=args.since, max_depth=args.depth)
+    quoted = cite_passages(snapshot, suspects_entities(found_suspects))
     data = render_json.suspects_json(args.name, found_suspects) | {"graph": render_json.graph_json(snapshot, wall)}
-    return EXIT_OK, data, header + render_text.render_suspects(found_suspects)
+    data["passages"] = render_json.passages_json(quoted)
+    lines = header + render_text.render_suspects(found_suspects) + render_text.render_passages(quoted)
+    return EXIT_OK, data, lines
 
 
 def _path(snapshot: Snapshot, args: argparse.Namespace) -> Outcome:

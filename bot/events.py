@@ -23,6 +23,7 @@ from bot.replies import LOADING
 from graph.ask import ask
 from graph.blast import blast_radius
 from graph.names import Resolution
+from graph.passages import cite_passages, suspects_entities
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer, resolve_for
@@ -111,6 +112,7 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
     now = deps.clock()
     found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
     impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
-    message = format_alert_reply(found, impact, snapshot, now=now)
+    quoted = cite_passages(snapshot, suspects_entities(found), viewer=viewer)
+    message = format_alert_reply(found, impact, snapshot, now=now, passages=quoted)
     say_in_thread(client, message, channel=channel, thread_ts=ts)
     deps.metrics.latency.labels("alert").observe(time.perf_counter() - started)

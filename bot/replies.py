@@ -18,6 +18,7 @@ from bot.blocks import (
 from bot.deps import BotDeps
 from bot.durations import parse_window
 from graph.blast import blast_radius
+from graph.passages import blast_entities, cite_passages, suspects_entities
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer, resolve_for
@@ -65,6 +66,10 @@ def reply_to_command(
     now = deps.clock()
     if command == BLAST:
         result = blast_radius(snapshot, resolution.entity, max_depth=depth, viewer=viewer)
-        return format_blast_radius(result, snapshot, now=now, stale_after=deps.stale_after, shared=shared)
+        quoted = cite_passages(snapshot, blast_entities(result), viewer=viewer)
+        return format_blast_radius(
+            result, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted
+        )
     found = suspects(snapshot, resolution.entity, now=now, window=window, viewer=viewer)
-    return format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared)
+    quoted = cite_passages(snapshot, suspects_entities(found), viewer=viewer)
+    return format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted)

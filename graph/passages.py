@@ -25,10 +25,14 @@ from graph.names import AliasIndex, name_words
 from graph.visibility import EVERYONE, Viewer, can_see
 
 if TYPE_CHECKING:
+    from graph.blast import BlastRadius
     from graph.snapshot import Snapshot
+    from graph.suspects import Suspects
 
 MAX_NAME_WORDS = 8  # longer aliases are never looked for in prose
 DEFAULT_LIMIT = 3
+NEAREST = 5  # impacted entities (after the failed one) whose passages a blast radius may quote
+SNIPPET_CHARS = 160
 # Markup that is not a name separator in `graph.names` but never part of a name in prose.
 _MARKUP = re.compile(r"[*>|=<~^\\#]+")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -207,3 +211,24 @@ def top_passages(
 ) -> tuple[Passage, ...]:
     """The passages to put beside an answer about `entities`, best first (see `cite_passages`)."""
     return tuple(c.passage for c in cite_passages(snapshot, entities, limit=limit, viewer=viewer))
+
+
+def blast_entities(result: BlastRadius, *, nearest: int = NEAREST) -> tuple[str, ...]:
+    """The entities a blast radius is about, most important first: the failed one, then the nearest
+    impacted ones this viewer may see."""
+    return (result.failed, *(impact.entity for impact in result.nearest(nearest)))
+
+
+def suspects_entities(result: Suspects) -> tuple[str, ...]:
+    """The alerting entity, then its dependencies: those with a deploy in the window first."""
+    ranked = sorted(result.dependencies, key=lambda d: (not d.deploys, d.hops))
+    return (result.entity, *(d.entity for d in ranked))
+
+
+def snippet(passage: Passage, limit: int = SNIPPET_CHARS) -> str:
+    """The passage's prose on one line, cut at a word within `limit` characters."""
+    text = " ".join(prose(passage.text).split()) or " ".join(passage.text.split())
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit - 1)
+    return text[: cut if cut > limit // 2 else limit - 1].rstrip(" ,;:") + "…"
