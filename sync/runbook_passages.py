@@ -88,7 +88,9 @@ class _Splitter:
 
     # --- lines ------------------------------------------------------------------------------
     def feed(self, number: int, raw: str) -> None:
-        line = self._uncomment(raw).rstrip().expandtabs(4)
+        line = (raw if self._fence is not None else self._uncomment(raw)).rstrip().expandtabs(4)
+        if not line and raw.strip():
+            return  # a comment line is no line at all, not a blank one
         if self._fence is not None:
             self._add(number, line)
             if line.strip().startswith(self._fence) and not line.strip().strip(self._fence[0]):
@@ -246,6 +248,8 @@ class _Splitter:
 
     def finish(self, source: str) -> tuple[Passage, ...]:
         if self._fence is not None and self._block is not None:
+            while not self._block.lines[-1][1].strip():
+                self._block.lines.pop()
             self._block.lines.append((self._block.lines[-1][0], self._fence))  # an unclosed fence ends the file
         self._end()
         passages = []
