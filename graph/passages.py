@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from graph.facts import Passage
-from graph.names import AliasIndex, name_words
+from graph.names import AFFIXES, AliasIndex, name_words
 from graph.visibility import EVERYONE, Viewer, can_see
 
 if TYPE_CHECKING:
@@ -75,26 +75,33 @@ class CitedPassage:
 class NameScanner:
     """Finds the entities a text names, by the canonical keys of the alias index."""
 
-    __slots__ = ("_keys", "_prefixes")
+    __slots__ = ("_keys", "_prefixes", "_weak")
 
     def __init__(self, aliases: AliasIndex) -> None:
         keys: dict[str, frozenset[str]] = {}
+        weak: dict[str, frozenset[str]] = {}
         prefixes: set[str] = set()
         for key, refs in aliases.tier("canonical").items():
             words = key.split(" ")
-            if len(words) > MAX_NAME_WORDS or (len(words) == 1 and (len(key) < 2 or key.isdigit())):
-                continue  # "a", "2": a one-letter or numeric alias would name half of every runbook
+            if len(words) > MAX_NAME_WORDS:
+                continue
+            if len(words) == 1 and (len(key) < 2 or key.isdigit()):
+                # "svc-42" is "42" once canonical: a number alone would name half of every runbook,
+                # so it only counts beside the affix it lost ("svc 42", "42 service").
+                weak[key] = refs
+                continue
             keys[key] = refs
             for end in range(1, len(words)):
                 prefixes.add(" ".join(words[:end]))
         self._keys: Mapping[str, frozenset[str]] = keys
+        self._weak: Mapping[str, frozenset[str]] = weak
         self._prefixes = frozenset(prefixes)
 
     def names(self, text: str) -> frozenset[str]:
         """Entities named in `text`, longest match first; a name claimed by several entities is skipped."""
         words = name_words(_MARKUP.sub(" ", text))
         found: set[str] = set()
-        keys, prefixes = self._keys, self._prefixes
+        keys, prefixes, weak = self._keys, self._prefixes, self._weak
         i, count = 0, len(words)
         while i < count:
             key, end, matched, refs = words[i], i + 1, 0, frozenset[str]()
@@ -106,6 +113,8 @@ class NameScanner:
                     break
                 key = f"{key} {words[end]}"
                 end += 1
+            if not matched and words[i] in weak and _beside_affix(words, i):
+                matched, refs = i + 1, weak[words[i]]
             if matched:
                 if len(refs) == 1:
                     found |= refs
@@ -113,6 +122,10 @@ class NameScanner:
             else:
                 i += 1
         return frozenset(found)
+
+
+def _beside_affix(words: list[str], i: int) -> bool:
+    return (i > 0 and words[i - 1] in AFFIXES) or (i + 1 < len(words) and words[i + 1] in AFFIXES)
 
 
 class PassageIndex:

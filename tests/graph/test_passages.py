@@ -176,3 +176,9 @@ def test_a_snippet_is_the_prose_on_one_line_cut_at_a_word() -> None:
     cut = snippet(passage(text), 40)
     assert cut == "Run: Then wait wait wait wait wait…"
     assert snippet(passage("Short.\nTwo lines.")) == "Short. Two lines."
+
+
+def test_a_numbered_service_is_linked_only_beside_its_affix() -> None:
+    svc = entity("component:default/svc-42")
+    snap = graph([passage("svc-42 is down."), passage("Wait 42 seconds.", line=3)], [svc])
+    assert linked(snap, "component:default/svc-42") == ["svc-42 is down."]
