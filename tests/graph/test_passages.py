@@ -4,9 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from graph.blast import blast_radius
 from graph.facts import Entity, Passage, SourceFacts, SourceMark
-from graph.passages import blast_entities, cite_passages, prose, snippet, suspects_entities, top_passages
+from graph.names import name_words
+from graph.passages import (
+    blast_entities,
+    cite_passages,
+    prose,
+    prose_words,
+    snippet,
+    suspects_entities,
+    top_passages,
+)
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer
@@ -182,3 +194,8 @@ def test_a_numbered_service_is_linked_only_beside_its_affix() -> None:
     svc = entity("component:default/svc-42")
     snap = graph([passage("svc-42 is down."), passage("Wait 42 seconds.", line=3)], [svc])
     assert linked(snap, "component:default/svc-42") == ["svc-42 is down."]
+
+
+@given(st.text(alphabet=st.sampled_from("abcXYZ09 -_./Ééß"), max_size=40))
+def test_prose_is_cut_into_words_exactly_as_names_are(text: str) -> None:
+    assert prose_words(text) == name_words(text)
