@@ -104,7 +104,7 @@ class _Splitter:
         if not line.strip():
             self._blank = True
             return
-        if self.dialect != "text" and self._heading(number, line):
+        if self.dialect != "text" and self._heading(line):
             return
         if self.dialect == "markdown" and (fence := _FENCE_OPEN.match(line)):
             self._fence = fence.group(1)
@@ -141,17 +141,17 @@ class _Splitter:
         return self._block is not None and self._block.item
 
     # --- headings ---------------------------------------------------------------------------
-    def _heading(self, number: int, line: str) -> bool:
+    def _heading(self, line: str) -> bool:
         if self.dialect == "markdown" and (atx := _ATX.fullmatch(line)):
             self._end()
-            self._open_section(len(atx.group(1)), atx.group(2) or "", number)
+            self._open_section(len(atx.group(1)), atx.group(2) or "")
             return True
         block = self._block
         single = block is not None and not block.code and not block.item and len(block.lines) == 1 and not self._blank
         if self.dialect == "markdown" and single and (setext := _SETEXT.fullmatch(line)):
             assert block is not None
             self._drop_current()
-            self._open_section(1 if setext.group(1)[0] == "=" else 2, block.lines[0][1], block.lines[0][0])
+            self._open_section(1 if setext.group(1)[0] == "=" else 2, block.lines[0][1])
             return True
         if self.dialect == "rst" and _RST_ADORNMENT.fullmatch(line.strip()):
             char = line.strip()[0]
@@ -160,7 +160,7 @@ class _Splitter:
                 style = (char, self._overline == char)
                 self._drop_current()
                 level = self._levels.setdefault(style, len(self._levels) + 1)
-                self._open_section(level, block.lines[0][1], block.lines[0][0])
+                self._open_section(level, block.lines[0][1])
                 self._overline = None
             else:
                 self._end()
@@ -168,7 +168,7 @@ class _Splitter:
             return True
         return False
 
-    def _open_section(self, level: int, raw_title: str, number: int) -> None:
+    def _open_section(self, level: int, raw_title: str) -> None:
         title = clean_inline(raw_title.strip())
         while self._stack and self._stack[-1][0] >= level:
             self._stack.pop()
