@@ -108,11 +108,11 @@ def _build(batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[
         problems=tuple(work.problems) + hygiene.dangling + hygiene.kindless + hygiene.ambiguous_names,
         hygiene=hygiene,
         edge_count=count,
-        passages=_passages(batches),
+        passages=collect_passages(batches),
     )
 
 
-def _passages(batches: Iterable[SourceFacts]) -> tuple[Passage, ...]:
+def collect_passages(batches: Iterable[SourceFacts]) -> tuple[Passage, ...]:
     """Every source's passages, each once (two sources may read the same folder)."""
     found: dict[tuple[str, int, str], Passage] = {}
     for batch in batches:
