@@ -173,6 +173,9 @@ def _ranked(entity: str, items: list[LinkedPassage]) -> tuple[LinkedPassage, ...
 
 def index_passages(passages: Iterable[Passage], aliases: AliasIndex) -> PassageIndex:
     """Link each passage to the entities named in its headings and in its prose (code left out)."""
+    passages = tuple(passages)
+    if not passages:
+        return PassageIndex(())  # a graph without runbooks never pays for the name scanner
     scanner = NameScanner(aliases)
     headings: dict[str, frozenset[str]] = {}  # many passages share a heading: scan each once
 
