@@ -6,6 +6,7 @@ No Slack client here: handlers deliver the message.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import timedelta
 
 from bot.blocks import (
@@ -17,6 +18,7 @@ from bot.blocks import (
 )
 from bot.deps import BotDeps
 from bot.durations import parse_window
+from bot.picture_dot import blast_dot, suspects_dot
 from graph.blast import blast_radius
 from graph.passages import blast_entities, cite_passages, suspects_entities
 from graph.snapshot import Snapshot
@@ -67,9 +69,11 @@ def reply_to_command(
     if command == BLAST:
         result = blast_radius(snapshot, resolution.entity, max_depth=depth, viewer=viewer)
         quoted = cite_passages(snapshot, blast_entities(result), viewer=viewer)
-        return format_blast_radius(
+        message = format_blast_radius(
             result, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted
         )
+        return replace(message, draw_picture=lambda: blast_dot(result))
     found = suspects(snapshot, resolution.entity, now=now, window=window, viewer=viewer)
     quoted = cite_passages(snapshot, suspects_entities(found), viewer=viewer)
-    return format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted)
+    message = format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted)
+    return replace(message, draw_picture=lambda: suspects_dot(found, snapshot))

@@ -154,3 +154,16 @@ def test_passages_round_trip_exactly_and_keep_their_history(store: Store) -> Non
     assert store.load_facts()[0].passages == (notes, edited)
     [then] = store.load_facts(as_of=T0 + timedelta(minutes=30))
     assert set(then.passages) == {failover, notes}
+
+
+def test_history_windows_hold_to_the_second_for_bulk_inserted_facts(store: Store) -> None:
+    """Bulk inserts bypass SQLAlchemy's row handling: their times must still compare with its own."""
+    at = datetime(2026, 11, 30, 2, 59, 26, tzinfo=UTC)
+    store.ensure_source(CAT, "catalog", "x")
+    store.apply(CAT, facts("a", "b", deps=(("a", "b"),)), at=at, version="v1")
+    store.apply(CAT, facts("a"), at=at + timedelta(seconds=7), version="v2")
+    [during] = store.load_facts(as_of=at + timedelta(seconds=3))
+    assert [(a.src, a.dst) for a in during.assertions] == [("component:default/a", "component:default/b")]
+    [after] = store.load_facts(as_of=at + timedelta(seconds=8))
+    assert after.assertions == ()
+    assert store.load_facts(as_of=at - timedelta(seconds=1)) == []
