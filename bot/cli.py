@@ -54,12 +54,20 @@ def source_access(settings: Settings) -> SourceAccess:
     return SourceAccess(settings.http_timeout, settings.catalog_token.strip(), settings.pagerduty_token.strip())
 
 
+def shown_url(url: str) -> str:
+    """The database URL as logs may show it: without its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError as exc:
+        raise UsageError(f"not a database URL (--db or DATABASE_URL): {exc}") from exc
+
+
 def open_store(url: str) -> Store:
     try:
         engine = make_engine(url)
         migrate(engine)
     except (ArgumentError, SQLAlchemyError, OSError) as exc:
-        raise UsageError(f"cannot open the database {url!r}: {exc}") from exc
+        raise UsageError(f"cannot open the database {shown_url(url)!r}: {exc}") from exc
     return Store(engine)
 
 
@@ -181,10 +189,7 @@ def _lag_lines(data: dict[str, Any]) -> list[Text]:
 def run_migrate(url: str) -> dict[str, Any]:
     """Bring the schema to the newest revision and say what changed. Safe to repeat: a current schema
     is left alone, and replicas or Jobs migrating at once take turns (sync/database.py's lock)."""
-    try:
-        shown = make_url(url).render_as_string(hide_password=True)  # logs of a Job must not hold the password
-    except ArgumentError as exc:
-        raise UsageError(f"not a database URL (--db or DATABASE_URL): {exc}") from exc
+    shown = shown_url(url)
     try:
         engine = make_engine(url)
         try:

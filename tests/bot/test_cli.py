@@ -250,8 +250,9 @@ def test_migrate_jobs_started_together_both_succeed(database_url: str) -> None:
     engine.dispose()
 
 
-def test_migrate_on_an_unreachable_database_exits_2_and_hides_the_password() -> None:
-    done = run("--db", "postgresql://oncall:s3cret@127.0.0.1:1/oncall", "migrate")
+@pytest.mark.parametrize("command", ["migrate", "lag"])
+def test_an_unreachable_database_exits_2_and_the_message_hides_the_password(command: str) -> None:
+    done = run("--db", "postgresql://oncall:s3cret@127.0.0.1:1/oncall", command)
     assert done.returncode == 2
     assert "postgresql://oncall:***@127.0.0.1:1/oncall" in done.stderr
     assert "s3cret" not in done.stderr and "Traceback" not in done.stderr
