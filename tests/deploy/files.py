@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from bot.cli_parser import build_parser
 from bot.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,6 +23,12 @@ KUBERNETES_VERSION = "1.31.0"  # the oldest Kubernetes the manifests promise to 
 
 def setting_names() -> set[str]:
     return {str(field.validation_alias) for field in Settings.model_fields.values()}
+
+
+def cli_commands() -> set[str]:
+    subparsers = next(action for action in build_parser()._actions if action.dest == "command")
+    assert isinstance(subparsers.choices, dict)
+    return set(subparsers.choices)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.deploy.files import COMPOSE, ROOT, compose, final_stage, one, setting_names, unset_interpolation
-from tests.deploy.test_dockerfile import cli_commands
+from tests.deploy.files import (
+    COMPOSE,
+    ROOT,
+    cli_commands,
+    compose,
+    final_stage,
+    one,
+    setting_names,
+    unset_interpolation,
+)
 
 OUR_IMAGE = ("bot", "migrate")
 

@@ -11,18 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.cli_parser import build_parser
 from sync.database import HEAD
-from tests.deploy.files import DOCKERFILE, ROOT, final_stage, instructions, one
+from tests.deploy.files import DOCKERFILE, ROOT, cli_commands, final_stage, instructions, one
 
 HADOLINT = Path(sys.executable).with_name("hadolint")
 BUILD_TOOLS = ("build-essential", "gcc", "g++", "make", "python3-dev", "libpq-dev")
-
-
-def cli_commands() -> set[str]:
-    subparsers = next(a for a in build_parser()._actions if a.dest == "command")
-    assert isinstance(subparsers.choices, dict)
-    return set(subparsers.choices)
 
 
 def test_hadolint_finds_nothing() -> None:

@@ -13,13 +13,13 @@ from bot.settings import Settings
 from tests.deploy.files import (
     KUBERNETES,
     KUBERNETES_VERSION,
+    cli_commands,
     final_stage,
     kubernetes_documents,
     one,
     pod_spec,
     setting_names,
 )
-from tests.deploy.test_dockerfile import cli_commands
 
 REQUIRED_SECRETS = {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "DATABASE_URL"}
 OPTIONAL_SECRETS = {"ANTHROPIC_API_KEY", "SLACK_APP_TOKEN"}
