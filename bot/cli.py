@@ -21,8 +21,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bot import render_text
-from bot.answers import EXIT_OK, EXIT_USAGE, answer
+from bot.answers import EXIT_OK, EXIT_USAGE, answer, picture
 from bot.cli_parser import QUERY_COMMANDS, SOURCE_OPTIONS, build_parser
+from bot.picture_dot import Picture
+from bot.picture_render import PictureRenderer
 from bot.settings import Settings
 from graph.freshness import measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
@@ -219,6 +221,47 @@ def _migrate_command(args: argparse.Namespace, settings: Settings, out: Console,
     return EXIT_OK
 
 
+def run_mcp(
+    args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store, settings: Settings, err: Console
+) -> int:
+    """Sync like any command, then serve the tools over stdio, following the store's graph version."""
+    from bot.mcp_server import LiveSnapshot, serve_mcp  # the MCP SDK loads for this command only
+    from bot.mcp_tools import GraphAccess
+
+    try:
+        first = prepare_snapshot(args, specs, store, settings, err)
+    except UsageError as exc:
+        if args.as_of:
+            raise
+        # A long-running session may start before the first sync; the tools say so until one lands.
+        err.print(Text(f"oncall-graph mcp: {exc}; serving anyway", style="yellow"))
+        first = None
+    names = [s.name for s in specs] or None
+    live = LiveSnapshot(
+        lambda: load_snapshot(store, clock, names),
+        None if args.as_of else store.graph_version,  # a past graph never changes
+        first=first,
+        first_version=store.graph_version(),
+    )
+    access = GraphAccess(live.current, lambda: run_lag(specs, store, settings), clock, now=args.now)
+    return serve_mcp(access)
+
+
+def write_png(path: str, drawing: Picture, err: Console) -> int:
+    """`--png FILE`: the answer drawn by Graphviz. Without Graphviz the text answer stands alone (exit 0)."""
+    rendering = PictureRenderer.find().render(drawing.source)
+    if rendering.png is None:
+        err.print(Text(f"warning: no picture written to {path}: {rendering.problem}", style="yellow"))
+        return EXIT_OK
+    try:
+        with open(path, "wb") as file:
+            file.write(rendering.png)
+    except OSError as exc:
+        err.print(Text(f"oncall-graph: cannot write the picture to {path}: {exc.strerror or exc}", style="bold red"))
+        return EXIT_USAGE
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # The command line reports source failures itself; logs are for what it does not foresee.
@@ -230,12 +273,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     specs = source_specs(args, settings)
     if args.command == "migrate":
         return _migrate_command(args, settings, out, err)
+    drawing: Picture | None = None
     try:
         store = open_store(args.db or settings.database_url)
         if args.command == "serve":
             from bot.main import serve
 
             return serve(settings, specs, store)
+        if args.command == "mcp":
+            return run_mcp(args, specs, store, settings, err)
         if args.command == "sync":
             status, data = run_sync(args, specs, store, settings)
             lines = _sync_lines(data)
@@ -246,6 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             assert args.command in QUERY_COMMANDS
             snapshot = prepare_snapshot(args, specs, store, settings, err)
             status, data, lines = answer(args, snapshot, args.now or wall, wall)
+            if status == EXIT_OK and getattr(args, "png", None):
+                drawing = picture(args, snapshot, args.now or wall)
     except UsageError as exc:
         err.print(Text(f"oncall-graph: {exc}", style="bold red"))
         return EXIT_USAGE
@@ -254,6 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         for line in lines:
             out.print(line)
+    if drawing is not None:
+        return write_png(args.png, drawing, err) or int(status)
     return int(status)
 
 

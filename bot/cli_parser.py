@@ -63,7 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("lag", help="how fresh each source is")
     commands.add_parser("migrate", help="bring the database schema to the latest revision, then exit")
     commands.add_parser("serve", help="the Slack bot with the sync scheduler")
+    for sub in (blast, suspect):
+        sub.add_argument("--png", metavar="FILE", help="also draw the answer as a PNG (needs Graphviz `dot`)")
     for name, sub in commands.choices.items():
         if name != "serve":
             sub.add_argument("--json", action="store_true", help="machine-readable output")
+    # Added after the --json loop: its output is the MCP protocol itself.
+    commands.add_parser("mcp", help="the graph's query tools for an agent: an MCP server on stdio")
     return parser

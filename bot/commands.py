@@ -48,7 +48,15 @@ def register(app: App, deps: BotDeps) -> None:
                 message = reply_to_command(deps, deps.snapshot(), name, command.get("text", ""), _viewer(command))
 
                 viewer = _viewer(command)
-                respond_with(respond, client, message, channel=viewer.channel, user=viewer.user, shared=False)
+                respond_with(
+                    respond,
+                    client,
+                    message,
+                    channel=viewer.channel,
+                    user=viewer.user,
+                    shared=False,
+                    pictures=deps.pictures,
+                )
 
             _timed(deps, name, work)
 
@@ -98,4 +106,6 @@ def _rerun(deps: BotDeps, body: dict[str, Any], respond: Respond, client: WebCli
     message = reply_to_command(deps, snapshot, command, text, viewer, shared=shared)
     if snapshot is None:
         message = SlackMessage(LOADING, ())
-    respond_with(respond, client, message, channel=viewer.channel, user=viewer.user, shared=shared)
+    respond_with(
+        respond, client, message, channel=viewer.channel, user=viewer.user, shared=shared, pictures=deps.pictures
+    )

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.metrics import Metrics
+from bot.picture_upload import PictureUploads
 from graph.freshness import LagReport
 from graph.snapshot import Snapshot
 
@@ -30,3 +31,4 @@ class BotDeps:
     # Walking and formatting are CPU work under one GIL: a few at a time keeps the cheap acks of a
     # burst of commands prompt (bench: with 50 running at once, acks neared Slack's 3 s limit).
     work_slots: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(2))
+    pictures: PictureUploads | None = None  # answers' pictures as PNGs, drawn by Graphviz when installed

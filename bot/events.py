@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt import App
@@ -19,6 +20,7 @@ from bot.alert_message import Alert, incident_key, is_alert, parse_alert
 from bot.blocks import format_alert_reply, format_answer, format_refusal, format_unresolved
 from bot.delivery import say_in_thread
 from bot.deps import BotDeps
+from bot.picture_dot import alert_dot, answer_dot
 from bot.replies import LOADING
 from graph.ask import ask
 from graph.blast import blast_radius
@@ -82,7 +84,9 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
     now = deps.clock()
     answer = ask(snapshot, question, now=now, viewer=viewer)
-    say_in_thread(client, format_answer(answer, snapshot, now=now), channel=channel, thread_ts=thread)
+    drawing = lambda: answer_dot(snapshot, answer, now=now, viewer=viewer)  # noqa: E731
+    message = replace(format_answer(answer, snapshot, now=now), draw_picture=drawing)
+    say_in_thread(client, message, channel=channel, thread_ts=thread, pictures=deps.pictures)
     deps.metrics.latency.labels("mention").observe(time.perf_counter() - started)
 
 
@@ -112,5 +116,6 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
     found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
     impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
     message = format_alert_reply(found, impact, snapshot, now=now)
-    say_in_thread(client, message, channel=channel, thread_ts=ts)
+    message = replace(message, draw_picture=lambda: alert_dot(found, impact, snapshot))
+    say_in_thread(client, message, channel=channel, thread_ts=ts, pictures=deps.pictures)
     deps.metrics.latency.labels("alert").observe(time.perf_counter() - started)

@@ -23,6 +23,9 @@ from bot.cli import source_access
 from bot.deps import BotDeps
 from bot.http import WsgiApp, build_wsgi
 from bot.metrics import Metrics
+from bot.pagerduty_webhook import build_webhook
+from bot.picture_render import PictureRenderer
+from bot.picture_upload import PictureUploads
 from bot.settings import Settings, split_list
 from bot.slack_lag import SlackLagNotifier
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
@@ -83,6 +86,9 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         return measure_lag(marks, clock(), interval=settings.sync_interval, overrides=overrides)
 
     replica = replica_name()
+    renderer = PictureRenderer.find()
+    if not renderer.available:
+        log.warning("%s", renderer.missing_warning())  # once, at start: never once per answer
     return BotDeps(
         snapshot=ref.current,
         claim=lambda key: store.claim_event(key, at=clock(), replica=replica),
@@ -94,6 +100,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         alert_bots=split_list(settings.alert_bots),
         stale_after=DEFAULT_STALE_INTERVALS * settings.sync_interval,
         hygiene=hygiene_counts,
+        pictures=PictureUploads(renderer),
     )
 
 
@@ -127,7 +134,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     deps = build_deps(settings, specs, store, ref)
     try:
         slack_http, socket_mode, client = slack_frontend(settings, deps)
-    except ConfigError as exc:
+        pagerduty = build_webhook(settings, deps, client)
+    except (ConfigError, ValueError) as exc:
         log.error("%s", exc)
         return 2
     notifier: LagNotifier = LogNotifier()
@@ -137,7 +145,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     service.load()
     log.info("serving graph version %s", store.graph_version())
     scheduler = start_scheduler(service)
-    wsgi = build_wsgi(slack_http, health=lambda: health(ref, store), registry=deps.metrics.registry)
+    registry = deps.metrics.registry
+    wsgi = build_wsgi(slack_http, health=lambda: health(ref, store), registry=registry, pagerduty=pagerduty)
     server = create_server(wsgi, host="0.0.0.0", port=settings.port, threads=HTTP_THREADS)
     port = getattr(server, "effective_port", settings.port)  # one listening socket: the port it really got
     log.info("listening on http://127.0.0.1:%s (/slack/events, /healthz, /metrics)", port)
@@ -156,7 +165,11 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     finally:
         if socket_mode is not None:
             socket_mode.close()  # type: ignore[no-untyped-call]
+        if pagerduty is not None:
+            pagerduty.close()  # in-flight incident posts finish first
         scheduler.shutdown(wait=True)
+        if deps.pictures is not None:
+            deps.pictures.close()  # pictures already handed over still reach their threads
         service.stop()
         store.engine.dispose()
         log.info("stopped")

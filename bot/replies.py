@@ -6,6 +6,7 @@ No Slack client here: handlers deliver the message.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import timedelta
 
 from bot.blocks import (
@@ -17,6 +18,7 @@ from bot.blocks import (
 )
 from bot.deps import BotDeps
 from bot.durations import parse_window
+from bot.picture_dot import blast_dot, suspects_dot
 from graph.blast import blast_radius
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
@@ -65,6 +67,8 @@ def reply_to_command(
     now = deps.clock()
     if command == BLAST:
         result = blast_radius(snapshot, resolution.entity, max_depth=depth, viewer=viewer)
-        return format_blast_radius(result, snapshot, now=now, stale_after=deps.stale_after, shared=shared)
+        message = format_blast_radius(result, snapshot, now=now, stale_after=deps.stale_after, shared=shared)
+        return replace(message, draw_picture=lambda: blast_dot(result))
     found = suspects(snapshot, resolution.entity, now=now, window=window, viewer=viewer)
-    return format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared)
+    message = format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared)
+    return replace(message, draw_picture=lambda: suspects_dot(found, snapshot))

@@ -44,6 +44,8 @@ class Settings(BaseSettings):
     port: int = Field(3000, validation_alias="PORT")
     anthropic_api_key: str = Field("", validation_alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str = Field("", validation_alias="ANTHROPIC_BASE_URL")
+    pagerduty_webhook_secrets: str = Field("", validation_alias="PAGERDUTY_WEBHOOK_SECRETS")
+    pagerduty_channels: str = Field("", validation_alias="ONCALL_GRAPH_PAGERDUTY_CHANNELS")
 
     def sources(self, kind: str) -> tuple[str, ...]:
         return split_list(str(getattr(self, kind)))
