@@ -167,3 +167,26 @@ def test_history_windows_hold_to_the_second_for_bulk_inserted_facts(store: Store
     [after] = store.load_facts(as_of=at + timedelta(seconds=8))
     assert after.assertions == ()
     assert store.load_facts(as_of=at - timedelta(seconds=1)) == []
+
+
+def test_two_writers_of_one_source_never_store_a_fact_twice(store: Store) -> None:
+    """An admin's one-off sync racing the leader's: each applies after the other, never interleaved."""
+    import threading
+
+    store.ensure_source(CAT, "catalog", "x")
+    store.apply(CAT, facts("a"), at=T0, version="v1")
+    wanted = facts("a", "b", "c", deps=(("a", "b"), ("b", "c")))
+    start = threading.Barrier(4)
+
+    def write(offset: int) -> None:
+        start.wait()
+        store.apply(CAT, wanted, at=T0 + timedelta(minutes=offset), version="v2")
+
+    writers = [threading.Thread(target=write, args=(i,)) for i in range(4)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join()
+    [live] = store.load_facts()
+    assert sorted(e.ref for e in live.entities) == sorted(e.ref for e in wanted.entities)
+    assert len(live.assertions) == len(wanted.assertions)
