@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from graph.facts import Passage
-from sync.runbook_text import clean_inline
+from sync.runbook_text import clean_inline, front_matter_end
 
 MAX_CHARS = 1_200  # per passage: enough for a runbook step list, small enough to quote or prompt with
 FENCE = "```"
@@ -54,18 +54,10 @@ def split_passages(source: str, name: str, text: str) -> tuple[Passage, ...]:
     dialect = "markdown" if name.lower().endswith(MARKDOWN) else "rst" if name.lower().endswith(RST) else "text"
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     splitter = _Splitter(name, dialect)
-    start = _front_matter_end(lines) if dialect == "markdown" else 0
+    start = front_matter_end(lines) if dialect == "markdown" else 0
     for number, raw in enumerate(lines[start:], start + 1):
         splitter.feed(number, raw)
     return splitter.finish(source)
-
-
-def _front_matter_end(lines: list[str]) -> int:
-    if lines and lines[0].strip() == "---":
-        for index, line in enumerate(lines[1:], 1):
-            if line.strip() in ("---", "..."):
-                return index + 1
-    return 0
 
 
 class _Splitter:

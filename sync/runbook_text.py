@@ -67,7 +67,7 @@ def split_paragraphs(name: str, text: str) -> tuple[tuple[Paragraph, ...], tuple
     """The prose of `text` in document order, and a Problem (cited `name:line`) per unclosed fence or comment."""
     scanner = _Scanner(name)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    start = _front_matter_end(lines)
+    start = front_matter_end(lines)
     for number, raw in enumerate(lines[start:], start + 1):
         scanner.feed(number, raw)
     return scanner.finish()
@@ -95,7 +95,7 @@ def split_sentences(lines: Sequence[Line]) -> list[Line]:
     return out
 
 
-def _front_matter_end(lines: list[str]) -> int:
+def front_matter_end(lines: list[str]) -> int:
     if lines and lines[0].strip() == "---":
         for index, line in enumerate(lines[1:], 1):
             if line.strip() in ("---", "..."):
