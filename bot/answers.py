@@ -22,6 +22,7 @@ from bot.picture_dot import Picture, blast_dot, suspects_dot
 from graph.blast import blast_radius
 from graph.hygiene import lint
 from graph.names import Resolution, resolve
+from graph.passages import blast_entities, cite_passages, suspects_entities
 from graph.paths import find_path
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
@@ -91,8 +92,18 @@ def blast_reply(snapshot: Snapshot, name: str, *, depth: int | None, wall: datet
     if resolution.entity is None:
         return _unresolved(name, resolution)
     result = blast_radius(snapshot, resolution.entity, max_depth=depth)
+    quoted = cite_passages(snapshot, blast_entities(result))
     data = render_json.blast_json(name, result) | {"graph": render_json.graph_json(snapshot, wall)}
-    return Reply(EXIT_OK, data, lambda: [render_text.graph_header(snapshot, wall), *render_text.render_blast(result)])
+    data["passages"] = render_json.passages_json(quoted)
+    return Reply(
+        EXIT_OK,
+        data,
+        lambda: [
+            render_text.graph_header(snapshot, wall),
+            *render_text.render_blast(result),
+            *render_text.render_passages(quoted),
+        ],
+    )
 
 
 def suspects_reply(
@@ -102,8 +113,18 @@ def suspects_reply(
     if resolution.entity is None:
         return _unresolved(name, resolution)
     found = suspects(snapshot, resolution.entity, now=now, window=since, max_depth=depth)
+    quoted = cite_passages(snapshot, suspects_entities(found))
     data = render_json.suspects_json(name, found) | {"graph": render_json.graph_json(snapshot, wall)}
-    return Reply(EXIT_OK, data, lambda: [render_text.graph_header(snapshot, wall), *render_text.render_suspects(found)])
+    data["passages"] = render_json.passages_json(quoted)
+    return Reply(
+        EXIT_OK,
+        data,
+        lambda: [
+            render_text.graph_header(snapshot, wall),
+            *render_text.render_suspects(found),
+            *render_text.render_passages(quoted),
+        ],
+    )
 
 
 def path_reply(snapshot: Snapshot, src: str, dst: str) -> Reply:

@@ -18,6 +18,7 @@ from bot.question_reader import read_with_model, resolve_read
 from graph.ask import DEPENDENCIES, IMPACT, OWNERSHIP, PATH, Answer, answer_intent, ask, read_window
 from graph.blast import BlastRadius
 from graph.model_context import build_context
+from graph.passages import prose, suspects_entities, top_passages
 from graph.refs import short_name
 from graph.snapshot import EdgeFacts, Snapshot
 from graph.suspects import Suspects
@@ -26,6 +27,7 @@ from graph.visibility import EVERYONE, Viewer
 # The reader's call failing like this means the API is unwell: the explainer is not called as well,
 # so an answer waits at most one timeout, not two.
 UNAVAILABLE = frozenset({TIMEOUT, RATE_LIMITED, OVERLOADED})
+PASSAGES = 3  # runbook passages offered to the model; the budget drops them before any entity fact
 ALERT_IMPACTS = 200  # impacted entities whose paths an alert's context may hold (the budget cuts further)
 
 
@@ -45,8 +47,9 @@ class Asked:
     fallback: str = ""  # why the model's phrasing is not shown, when one was asked for
 
 
-def _passages(snapshot: Snapshot, entities: Sequence[str]) -> Sequence[tuple[str, str]]:
-    return ()  # TODO(passages): return top_passages(snapshot, entities, limit=5) once graph/passages is merged
+def _passages(snapshot: Snapshot, entities: Sequence[str], viewer: Viewer) -> Sequence[tuple[str, str]]:
+    """Runbook passages about the answer's entities, as (locator, prose), never one naming a hidden entity."""
+    return [(p.locator, prose(p.text)) for p in top_passages(snapshot, entities, PASSAGES, viewer=viewer)]
 
 
 def ask_question(
@@ -82,7 +85,7 @@ def ask_question(
         focus = answer_focus(answer)
         context = build_context(
             snapshot, focus=focus, edges=answer.edges, now=now, window=window,
-            passages=_passages(snapshot, focus), max_tokens=explainer.max_context_tokens, viewer=viewer,
+            passages=_passages(snapshot, focus, viewer), max_tokens=explainer.max_context_tokens, viewer=viewer,
         )  # fmt: skip
     assert model is not None
     phrased = phrase(
@@ -129,7 +132,8 @@ def explain_alert(
         edges += [e for hit in impact.nearest(ALERT_IMPACTS) for e in hit.edges]
         context = build_context(
             snapshot, focus=(found.entity,), edges=edges, now=found.now, window=found.now - found.since,
-            passages=_passages(snapshot, (found.entity,)), max_tokens=explainer.max_context_tokens, viewer=viewer,
+            passages=_passages(snapshot, suspects_entities(found), viewer), max_tokens=explainer.max_context_tokens,
+            viewer=viewer,
         )  # fmt: skip
     name = short_name(found.entity)
     hours = f"{(found.now - found.since).total_seconds() / 3600:g}"

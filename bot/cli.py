@@ -17,6 +17,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.text import Text
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bot import render_text
@@ -29,7 +30,7 @@ from bot.picture_render import PictureRenderer
 from bot.settings import Settings
 from graph.freshness import measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
-from sync.database import make_engine, migrate
+from sync.database import current_revision, make_engine, migrate
 from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources import SourceAccess, SourceSpec
 from sync.store import Store
@@ -57,12 +58,20 @@ def source_access(settings: Settings) -> SourceAccess:
     return SourceAccess(settings.http_timeout, settings.catalog_token.strip(), settings.pagerduty_token.strip())
 
 
+def shown_url(url: str) -> str:
+    """The database URL as logs may show it: without its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError as exc:
+        raise UsageError(f"not a database URL (--db or DATABASE_URL): {exc}") from exc
+
+
 def open_store(url: str) -> Store:
     try:
         engine = make_engine(url)
         migrate(engine)
     except (ArgumentError, SQLAlchemyError, OSError) as exc:
-        raise UsageError(f"cannot open the database {url!r}: {exc}") from exc
+        raise UsageError(f"cannot open the database {shown_url(url)!r}: {exc}") from exc
     return Store(engine)
 
 
@@ -198,6 +207,39 @@ def _report_model(data: dict[str, Any], err: Console) -> None:
         err.print(Text(note, style="dim"))
 
 
+def run_migrate(url: str) -> dict[str, Any]:
+    """Bring the schema to the newest revision and say what changed. Safe to repeat: a current schema
+    is left alone, and replicas or Jobs migrating at once take turns (sync/database.py's lock)."""
+    shown = shown_url(url)
+    try:
+        engine = make_engine(url)
+        try:
+            before = current_revision(engine)
+            migrate(engine)
+            after = current_revision(engine)
+        finally:
+            engine.dispose()
+    except (ArgumentError, SQLAlchemyError, OSError) as exc:
+        raise UsageError(f"cannot migrate the database {shown}: {exc}") from exc
+    return {"database": shown, "previous": before or None, "revision": after, "changed": before != after}
+
+
+def _migrate_command(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
+    try:
+        data = run_migrate(args.db or settings.database_url)
+    except UsageError as exc:
+        err.print(Text(f"oncall-graph: {exc}", style="bold red"))
+        return EXIT_USAGE
+    if args.json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    elif data["changed"]:
+        previous = data["previous"] or "empty"
+        out.print(f"{data['database']}: schema upgraded from {previous} to revision {data['revision']}")
+    else:
+        out.print(f"{data['database']}: schema already at revision {data['revision']}")
+    return EXIT_OK
+
+
 def run_mcp(
     args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store, settings: Settings, err: Console
 ) -> int:
@@ -248,6 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings()
     wall = clock()
     specs = source_specs(args, settings)
+    if args.command == "migrate":
+        return _migrate_command(args, settings, out, err)
     drawing: Picture | None = None
     try:
         store = open_store(args.db or settings.database_url)

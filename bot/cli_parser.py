@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     sync = commands.add_parser("sync", help="one sync of the configured sources into the database")
     sync.add_argument("--accept", metavar="SOURCE", action="append", default=[], help="apply a held change")
     commands.add_parser("lag", help="how fresh each source is")
+    commands.add_parser("migrate", help="bring the database schema to the latest revision, then exit")
     commands.add_parser("serve", help="the Slack bot with the sync scheduler")
     for sub in (blast, suspect):
         sub.add_argument("--png", metavar="FILE", help="also draw the answer as a PNG (needs Graphviz `dot`)")

@@ -25,6 +25,7 @@ from bot.picture_dot import alert_dot, answer_dot
 from bot.replies import LOADING
 from graph.blast import blast_radius
 from graph.names import Resolution, resolve
+from graph.passages import cite_passages, suspects_entities
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer, resolve_for
@@ -136,9 +137,10 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
         found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
         impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
     note_counts(dependencies=len(found.dependencies), impacted=impact.impacted_count)
+    quoted = cite_passages(snapshot, suspects_entities(found), viewer=viewer)
     model = _model(deps)
     phrased = explain_alert(model, snapshot, found, impact, title=alert.title, viewer=viewer, cpu=deps.work_slots)
     with deps.work_slots:
-        message = format_alert_reply(found, impact, snapshot, now=now, phrasing=phrased.phrasing)
+        message = format_alert_reply(found, impact, snapshot, now=now, passages=quoted, phrasing=phrased.phrasing)
         message = replace(message, draw_picture=lambda: alert_dot(found, impact, snapshot))
         say_in_thread(client, message, channel=channel, thread_ts=ts, pictures=deps.pictures)

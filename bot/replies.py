@@ -22,6 +22,7 @@ from bot.instrument import note_counts, note_entities
 from bot.picture_dot import blast_dot, suspects_dot
 from graph.blast import blast_radius
 from graph.names import resolve
+from graph.passages import blast_entities, cite_passages, suspects_entities
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer, resolve_for
@@ -72,9 +73,13 @@ def reply_to_command(
     if command == BLAST:
         result = blast_radius(snapshot, resolution.entity, max_depth=depth, viewer=viewer)
         note_counts(impacted=result.impacted_count)
-        message = format_blast_radius(result, snapshot, now=now, stale_after=deps.stale_after, shared=shared)
+        quoted = cite_passages(snapshot, blast_entities(result), viewer=viewer)
+        message = format_blast_radius(
+            result, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted
+        )
         return replace(message, draw_picture=lambda: blast_dot(result))
     found = suspects(snapshot, resolution.entity, now=now, window=window, viewer=viewer)
     note_counts(dependencies=len(found.dependencies))
-    message = format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared)
+    quoted = cite_passages(snapshot, suspects_entities(found), viewer=viewer)
+    message = format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted)
     return replace(message, draw_picture=lambda: suspects_dot(found, snapshot))

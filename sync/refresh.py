@@ -135,7 +135,9 @@ def _sync_source(
 
 
 def fact_count(facts: SourceFacts) -> int:
-    return len(facts.entities) + len(facts.assertions) + len(facts.deploys) + len(facts.aliases)
+    # Passages count like the other stored facts: the store's live count, which a read is compared
+    # with to catch a suspicious drop, holds them too.
+    return len(facts.entities) + len(facts.assertions) + len(facts.deploys) + len(facts.aliases) + len(facts.passages)
 
 
 def _drops_too_much(before: int, after: int, max_drop: float) -> bool:

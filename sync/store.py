@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from sqlalchemy import ColumnElement, Engine, Table, and_, func, insert, or_, select, update
+from sqlalchemy import ColumnElement, Engine, Table, and_, func, insert, or_, select, text, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -21,6 +21,7 @@ from sync.bulk import insert_rows
 from sync.fact_codec import ASSERTION, PROBLEM, FactRow, decode_facts, encode_facts
 
 CHUNK = 5_000
+SOURCE_LOCKS = 0x6F6E6301  # advisory lock space of per-source writers (sync/leader.py has the others)
 FACT_COLUMNS = ("source", "kind", "fact_key", "payload", "valid_from")
 T = TypeVar("T")
 
@@ -153,6 +154,7 @@ class Store:
     def apply(self, name: str, facts: SourceFacts, *, at: datetime, version: str) -> Applied:
         """Replace the source's live facts in one transaction: new ones start, missing ones retire."""
         with self.engine.begin() as conn:
+            _lock_source(conn, name)
             applied = self._replace(conn, name, {r.key: r for r in encode_facts(facts)}, at)
             conn.execute(
                 update(schema.sources)
@@ -183,6 +185,7 @@ class Store:
         """Keep a suspicious change aside, unapplied, until an admin accepts it."""
         rows = {r.key: r for r in encode_facts(facts)}
         with self.engine.begin() as conn:
+            _lock_source(conn, name)
             conn.execute(schema.held_facts.delete().where(schema.held_facts.c.source == name))
             held = [(name, r.kind, r.key, r.payload) for r in rows.values()]
             insert_rows(conn, schema.held_facts, FACT_COLUMNS[:-1], held)
@@ -196,6 +199,7 @@ class Store:
         """Apply the held change of a source; None when nothing is held."""
         h = schema.held_facts
         with self.engine.begin() as conn:
+            _lock_source(conn, name)
             state = conn.execute(select(schema.sources).where(schema.sources.c.name == name)).mappings().first()
             if state is None or not state["held_version"]:
                 return None
@@ -276,6 +280,18 @@ class Store:
         except IntegrityError:
             return False
         return True
+
+
+def _lock_source(conn: Connection, name: str) -> None:
+    """One writer per source at a time, until this transaction ends.
+
+    A one-off `oncall-graph sync` (an admin's `--accept`) may run while the leader syncs the same
+    source: without this, both would diff against the same live facts and insert the same rows
+    twice. SQLite's BEGIN IMMEDIATE already serializes writers; PostgreSQL takes an advisory lock.
+    """
+    if conn.dialect.name == "postgresql":
+        lock = text("SELECT pg_advisory_xact_lock(:space, hashtext(:name))")
+        conn.execute(lock, {"space": SOURCE_LOCKS, "name": name})
 
 
 def _chunks(items: Sequence[T]) -> Iterator[Sequence[T]]:

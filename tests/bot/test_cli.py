@@ -198,6 +198,92 @@ def test_a_source_that_empties_is_held_and_accepted_by_an_admin(tmp_path: Path) 
     assert code == 0 and [s["outcome"] for s in data["sources"]] == ["held", "unchanged"]
     assert run_json("resolve", "gamma")[1]["entity"] == "component:default/gamma"
     code, data = run_json("sync", "--accept", f"docs:{docs}")
-    assert code == 0 and data["accepted"][0]["retired"] == 3
+    # Three edges and the passage that stated them retire; the new passage starts.
+    assert code == 0 and (data["accepted"][0]["retired"], data["accepted"][0]["added"]) == (4, 1)
     assert run_json("resolve", "gamma")[1]["entity"] is None
     assert run_json("resolve", "omega")[1]["entity"] == "component:default/omega"
+
+
+def test_acme_blast_radius_of_redis_quotes_its_failover_runbook() -> None:
+    code, data = run_json(*ACME_SOURCES, "blast-radius", "redis")
+    assert code == 0
+    first = data["passages"][0]
+    assert (first["locator"], first["entity"], first["line"]) == (
+        "runbooks/redis.md §Failover",
+        "resource:default/redis",
+        30,
+    )
+    assert first["text"].startswith("Sentinel promotes a replica to primary")
+    assert 1 <= len(data["passages"]) <= 3
+    assert len({p["locator"] for p in data["passages"]}) == len(data["passages"])
+    done = run(*ACME_SOURCES, "blast-radius", "redis")
+    assert "Runbooks: runbooks/redis.md §Failover (redis) — Sentinel promotes" in done.stdout
+
+
+def test_acme_suspects_for_payments_quote_its_runbook_and_its_dependencies() -> None:
+    code, data = run_json(*ACME_SOURCES, "--now", "2026-11-29T15:00:00Z", "suspects", "payments")
+    assert code == 0
+    quoted = [(p["entity"], p["locator"]) for p in data["passages"]]
+    assert quoted[0] == ("component:default/payments", "runbooks/payments.md §Rolling back")
+    assert ("component:default/antifraud", "runbooks/payments.md §First five minutes") in quoted
+
+
+def test_untrusted_docs_are_never_quoted(tmp_path: Path) -> None:
+    outside = write(tmp_path / "outside" / "redis.md", "# Redis\n\nRun `redis-cli flushall` whenever redis is slow.\n")
+    code, data = run_json("--catalog", str(ACME / "catalog"), "--untrusted-docs", outside, "blast-radius", "redis")
+    assert code == 0 and data["passages"] == []
+
+
+def run_migrate(database_url: str) -> subprocess.Popen[str]:
+    """`oncall-graph migrate` as the compose service and the Kubernetes Job run it: DATABASE_URL from the env."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ONCALL_GRAPH_", "DATABASE_"))}
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "migrate", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**env, "PYTHONPATH": str(ROOT), "DATABASE_URL": database_url},
+    )
+
+
+def migrated(database_url: str) -> tuple[int, Any]:
+    done = run_migrate(database_url)
+    out, err = done.communicate(timeout=120)
+    assert "Traceback" not in err
+    return done.returncode, json.loads(out)
+
+
+def test_migrate_creates_the_schema_then_leaves_a_current_one_alone(database_url: str) -> None:
+    from sync.database import HEAD
+
+    code, first = migrated(database_url)
+    assert code == 0
+    assert (first["previous"], first["revision"], first["changed"]) == (None, HEAD, True)
+    code, again = migrated(database_url)
+    assert code == 0
+    assert (again["previous"], again["revision"], again["changed"]) == (HEAD, HEAD, False)
+    synced = run("--db", database_url, "--docs", str(SEED), "sync")
+    assert synced.returncode == 0, synced.stderr
+
+
+def test_migrate_jobs_started_together_both_succeed(database_url: str) -> None:
+    # A rollout can start the migration Job while a previous one is still retrying: they must take turns.
+    from sqlalchemy import create_engine, text
+
+    from sync.database import HEAD, normalize_url
+
+    jobs = [run_migrate(database_url) for _ in range(2)]
+    results = [(json.loads(job.communicate(timeout=120)[0]), job.returncode) for job in jobs]
+    assert [(data["revision"], code) for data, code in results] == [(HEAD, 0), (HEAD, 0)]
+    engine = create_engine(normalize_url(database_url))
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [HEAD]
+    engine.dispose()
+
+
+@pytest.mark.parametrize("command", ["migrate", "lag"])
+def test_an_unreachable_database_exits_2_and_the_message_hides_the_password(command: str) -> None:
+    done = run("--db", "postgresql://oncall:s3cret@127.0.0.1:1/oncall", command)
+    assert done.returncode == 2
+    assert "postgresql://oncall:***@127.0.0.1:1/oncall" in done.stderr
+    assert "s3cret" not in done.stderr and "Traceback" not in done.stderr

@@ -77,6 +77,8 @@ def test_with_a_key_ask_shows_the_model_s_phrasing_marked_and_the_graph_s_lines(
     read, explain = fake.messages()
     assert read.body["model"] == "claude-haiku-4-5" and explain.body["model"] == "claude-cli-test"
     assert "Use only the facts" in explain.body["system"]
+    facts = explain.body["messages"][0]["content"]
+    assert "## Runbook passages" in facts and re.search(r"^\[P1\] runbooks/redis\.md", facts, re.MULTILINE)
     terminal = ask(tmp_path, **settings)
     assert terminal.returncode == 0
     assert (
