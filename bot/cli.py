@@ -198,6 +198,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "lag":
             data = run_lag(specs, store, settings)
             status, lines = EXIT_OK, _lag_lines(data)
+        elif args.command in ("extract", "review"):
+            from bot.cli_review import run_extract, run_review
+
+            extract = args.command == "extract"
+            status, data, lines = (
+                run_extract(args, store, settings, err, sys.stdin) if extract else run_review(args, store)
+            )
         else:
             assert args.command in QUERY_COMMANDS
             snapshot = prepare_snapshot(args, specs, store, settings, err)
