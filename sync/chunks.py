@@ -89,12 +89,13 @@ def split_chunks(name: str, text: str, *, max_chars: int = MAX_CHUNK_CHARS) -> t
         lines = [line for line in paragraph.lines if line[1]]
         if not lines:
             continue
-        length = sum(len(t) + 1 for _, t in lines)
-        if size + length > max_chars:
+        length = sum(len(t) + 1 for _, t in lines) + 1  # and the blank line before it
+        if size + length > max_chars + 1:
             groups.append([])
             size = 0
         elif groups[-1]:
             groups[-1].append((0, ""))
+            size += 1
         for line in lines:
             if size + len(line[1]) > max_chars and groups[-1]:
                 groups.append([])
