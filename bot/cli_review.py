@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from bot.answers import EXIT_OK, Outcome
-from bot.cli import UsageError, clock
+from bot.cli import clock
 from bot.settings import Settings
 from graph.review import PENDING, ProposedEdge
 from sync.extract_cost import Estimate
@@ -24,6 +24,10 @@ from sync.review_store import ReviewError, ReviewStore
 from sync.store import Store
 
 PROBLEMS_SHOWN = 20
+
+
+class UsageError(Exception):
+    """Bad usage or no usable input (exit status 2); `bot.cli` reports it like its own."""
 
 
 def run_extract(args: argparse.Namespace, store: Store, settings: Settings, err: Console, stdin: TextIO) -> Outcome:
@@ -60,7 +64,7 @@ def _confirmed(yes: bool, err: Console, stdin: TextIO) -> bool:
         return True
     if not stdin.isatty():
         raise UsageError("not run: confirm the estimate on a terminal, or pass --yes to run without asking")
-    err.print("Send these chunks to the model? [y/N] ", end="")
+    err.print(Text("Send these chunks to the model? [y/N] "), end="")
     return stdin.readline().strip().lower() in ("y", "yes")
 
 
