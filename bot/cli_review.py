@@ -16,11 +16,11 @@ from rich.text import Text
 from bot.answers import EXIT_OK, Outcome
 from bot.cli import clock
 from bot.settings import Settings
-from graph.review import PENDING, ProposedEdge
+from graph.review import PENDING, ProposedEdge, ReviewError
 from sync.extract_cost import Estimate
 from sync.extract_model import ExtractionModel, ModelConfig, ModelError
 from sync.extraction import Plan, Report, estimate, plan_extraction, run_extraction
-from sync.review_store import ReviewError, ReviewStore
+from sync.review_store import ReviewStore
 from sync.store import Store
 
 PROBLEMS_SHOWN = 20

@@ -13,6 +13,7 @@ from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
 from bot.blocks import SlackMessage, format_lag, format_refusal
+from bot.blocks_review import with_review_button
 from bot.delivery import message_kwargs, respond_with
 from bot.deps import BotDeps
 from bot.replies import BLAST, LOADING, SUSPECTS, reply_to_command
@@ -64,7 +65,8 @@ def register(app: App, deps: BotDeps) -> None:
             return
         snapshot = deps.snapshot()
         counts = deps.hygiene(snapshot) if snapshot is not None else {}
-        respond(**message_kwargs(format_lag(deps.lag(), hygiene=counts, now=deps.clock())))
+        report = format_lag(deps.lag(), hygiene=counts, now=deps.clock())
+        respond(**message_kwargs(with_review_button(report, deps.pending_reviews()[0])))
 
     def on_share(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
         ack()

@@ -21,6 +21,10 @@ PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
 EXTRACTABLE = (DEPENDS_ON, *sorted(TEXT_DEPENDENCIES))
 
 
+class ReviewError(Exception):
+    """A decision that cannot be made (unknown id, already decided); nothing was changed."""
+
+
 @dataclass(frozen=True, slots=True)
 class ChunkRef:
     """Where a proposal was read: the document, its chunk number (from 1) and the lines it spans."""

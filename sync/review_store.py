@@ -13,16 +13,22 @@ from typing import Any
 from sqlalchemy import RowMapping, func, insert, select, update
 
 from graph.facts import SourceFacts
-from graph.review import APPROVED, PENDING, REJECTED, REVIEW_SOURCE, ChunkRef, ProposedEdge, approved_assertion
+from graph.review import (
+    APPROVED,
+    PENDING,
+    REJECTED,
+    REVIEW_SOURCE,
+    ChunkRef,
+    ProposedEdge,
+    ReviewError,
+    approved_assertion,
+)
 from sync import schema
 from sync.extract_schema import loose
 from sync.store import Store
 
 DECISIONS = {"approve": APPROVED, "reject": REJECTED}
-
-
-class ReviewError(Exception):
-    """A decision that cannot be made (unknown id, already decided); nothing was changed."""
+__all__ = ["DECISIONS", "Proposal", "Proposed", "ReviewError", "ReviewStore"]
 
 
 @dataclass(frozen=True, slots=True)
