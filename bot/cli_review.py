@@ -17,6 +17,7 @@ from bot.answers import EXIT_OK, Outcome
 from bot.cli import clock
 from bot.settings import Settings
 from graph.review import PENDING, ProposedEdge, ReviewError
+from sync.chunks import Chunk
 from sync.extract_cost import Estimate
 from sync.extract_model import ExtractionModel, ModelConfig, ModelError
 from sync.extraction import Plan, Report, estimate, plan_extraction, run_extraction
@@ -52,7 +53,9 @@ def run_extract(args: argparse.Namespace, store: Store, settings: Settings, err:
             err.print(line)
         if not _confirmed(args.yes, err, stdin):
             return EXIT_OK, {"estimate": estimate_json(cost), "cancelled": True}, [Text("cancelled: no chunk was sent")]
-        report = run_extraction(plan, model, ReviewStore(store), clock, progress=lambda c: _progress(err, plan, c))
+        report = run_extraction(
+            plan, model, ReviewStore(store), clock, progress=lambda n, c: _progress(err, plan, n, c)
+        )
     except ModelError as exc:
         raise UsageError(str(exc)) from exc
     data = {"estimate": estimate_json(cost), **report_json(report, plan)}
@@ -68,9 +71,9 @@ def _confirmed(yes: bool, err: Console, stdin: TextIO) -> bool:
     return stdin.readline().strip().lower() in ("y", "yes")
 
 
-def _progress(err: Console, plan: Plan, chunk: Any) -> None:
-    position = plan.chunks.index(chunk) + 1
-    err.print(Text(f"reading {chunk.ref.document} chunk {chunk.ref.index} ({position}/{len(plan.chunks)})", "dim"))
+def _progress(err: Console, plan: Plan, position: int, chunk: Chunk) -> None:
+    ref = chunk.ref
+    err.print(Text(f"reading {ref.document} chunk {ref.index} ({position}/{len(plan.chunks)})", style="dim"))
 
 
 def _dollars(value: float | None) -> str:

@@ -7,9 +7,10 @@ and a model missing from the table gets no dollar figure at all rather than a gu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-# model id prefix -> (input, output) USD per million tokens; the longest matching prefix wins.
+# model id -> (input, output) USD per million tokens; a dated snapshot costs what its model costs.
 PRICES: dict[str, tuple[float, float]] = {
     "claude-haiku-4-5": (1.0, 5.0),
     "claude-sonnet-4-5": (3.0, 15.0),
@@ -21,13 +22,14 @@ PRICES: dict[str, tuple[float, float]] = {
     "claude-opus-5-5": (4.0, 20.0),
     "claude-fable-5-1": (10.0, 50.0),
 }
+_SNAPSHOT = re.compile(r"-\d{8}$")
 COUNTED = "counted with the Messages count_tokens endpoint"
 ESTIMATED = "estimated at 4 characters a token"
 
 
 def price_of(model: str) -> tuple[float, float] | None:
-    matches = [prefix for prefix in PRICES if model == prefix or model.startswith(prefix + "-")]
-    return PRICES[max(matches, key=len)] if matches else None
+    """The price of a model id or of its dated snapshot (`claude-haiku-4-5-20251001`); None if unknown."""
+    return PRICES.get(_SNAPSHOT.sub("", model))
 
 
 @dataclass(frozen=True, slots=True)

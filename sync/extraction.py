@@ -87,7 +87,7 @@ def run_extraction(
     reviews: ReviewStore,
     clock: Clock,
     *,
-    progress: Callable[[Chunk], None] | None = None,
+    progress: Callable[[int, Chunk], None] | None = None,
 ) -> Report:
     """One call per chunk; each chunk's checked candidates are held as soon as it answers.
 
@@ -95,9 +95,9 @@ def run_extraction(
     and the others still run.
     """
     report = Report(model.model)
-    for chunk in plan.chunks:
+    for position, chunk in enumerate(plan.chunks, 1):
         if progress is not None:
-            progress(chunk)
+            progress(position, chunk)
         try:
             reply = model.extract(chunk)
         except ModelError:

@@ -229,3 +229,11 @@ def test_a_leader_that_syncs_nothing_new_still_picks_up_an_approval(
     assert report is not None and not report.changed
     snapshot = ref.current()
     assert snapshot is not None and "component:default/shipping" in snapshot.out_edges
+
+
+def test_cost_knows_dated_snapshots_and_never_guesses_an_unknown_model() -> None:
+    from sync.extract_cost import cost_of, price_of
+
+    assert price_of("claude-sonnet-5-5") == (2.0, 10.0) and price_of("claude-haiku-4-5-20251001") == (1.0, 5.0)
+    assert price_of("claude-sonnet-5-50") is None and price_of("gpt-6") is None
+    assert cost_of("claude-haiku-4-5", 1_000_000, 100_000) == 1.5 and cost_of("mystery", 10, 10) is None
