@@ -1,9 +1,16 @@
-"""One query command on one snapshot: (exit status, JSON value, text lines). Pure."""
+"""One query command on one snapshot: (exit status, JSON value, text lines). Pure.
+
+Each query command has one `*_reply` function; the command line and the MCP server both call it, so a
+tool answers with exactly the JSON value that `--json` prints.
+"""
 
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -12,13 +19,25 @@ from bot import render_json, render_text
 from graph.ask import ask
 from graph.blast import blast_radius
 from graph.hygiene import lint
-from graph.names import resolve
+from graph.names import Resolution, resolve
 from graph.paths import find_path
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 
 EXIT_OK, EXIT_UNRESOLVED, EXIT_USAGE = 0, 1, 2
 Outcome = tuple[int, Any, list[Text]]
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One answered query; its terminal text is rendered only when asked for (JSON callers never are)."""
+
+    status: int
+    data: dict[str, Any]
+    text: Callable[[], list[Text]]
+
+    def outcome(self) -> Outcome:
+        return self.status, self.data, self.text()
 
 
 def answer(args: argparse.Namespace, snapshot: Snapshot, now: datetime, wall: datetime) -> Outcome:
@@ -31,30 +50,51 @@ def answer(args: argparse.Namespace, snapshot: Snapshot, now: datetime, wall: da
         status = EXIT_OK if found.entities else EXIT_UNRESOLVED
         return status, render_json.ask_json(found), render_text.render_answer(found)
     if command == "path":
-        return _path(snapshot, args)
-    resolution = resolve(snapshot.aliases, args.name)
+        return path_reply(snapshot, args.src, args.dst).outcome()
     if command == "resolve":
-        status = EXIT_OK if resolution.entity else EXIT_UNRESOLVED
-        return status, render_json.resolve_json(resolution), render_text.render_resolution(resolution)
-    if resolution.entity is None:
-        unresolved = render_json.unresolved_json(args.name, resolution)
-        return EXIT_UNRESOLVED, unresolved, render_text.render_unresolved(resolution)
-    header = [render_text.graph_header(snapshot, wall)]
+        return resolve_reply(snapshot, args.name).outcome()
     if command == "blast-radius":
-        result = blast_radius(snapshot, resolution.entity, max_depth=args.depth)
-        data = render_json.blast_json(args.name, result) | {"graph": render_json.graph_json(snapshot, wall)}
-        return EXIT_OK, data, header + render_text.render_blast(result)
-    found_suspects = suspects(snapshot, resolution.entity, now=now, window=args.since, max_depth=args.depth)
-    data = render_json.suspects_json(args.name, found_suspects) | {"graph": render_json.graph_json(snapshot, wall)}
-    return EXIT_OK, data, header + render_text.render_suspects(found_suspects)
+        return blast_reply(snapshot, args.name, depth=args.depth, wall=wall).outcome()
+    return suspects_reply(snapshot, args.name, since=args.since, depth=args.depth, now=now, wall=wall).outcome()
 
 
-def _path(snapshot: Snapshot, args: argparse.Namespace) -> Outcome:
-    ends = [resolve(snapshot.aliases, args.src), resolve(snapshot.aliases, args.dst)]
+def resolve_reply(snapshot: Snapshot, name: str) -> Reply:
+    resolution = resolve(snapshot.aliases, name)
+    status = EXIT_OK if resolution.entity else EXIT_UNRESOLVED
+    return Reply(status, render_json.resolve_json(resolution), lambda: render_text.render_resolution(resolution))
+
+
+def _unresolved(name: str, resolution: Resolution) -> Reply:
+    data = render_json.unresolved_json(name, resolution)
+    return Reply(EXIT_UNRESOLVED, data, partial(render_text.render_unresolved, resolution))
+
+
+def blast_reply(snapshot: Snapshot, name: str, *, depth: int | None, wall: datetime) -> Reply:
+    resolution = resolve(snapshot.aliases, name)
+    if resolution.entity is None:
+        return _unresolved(name, resolution)
+    result = blast_radius(snapshot, resolution.entity, max_depth=depth)
+    data = render_json.blast_json(name, result) | {"graph": render_json.graph_json(snapshot, wall)}
+    return Reply(EXIT_OK, data, lambda: [render_text.graph_header(snapshot, wall), *render_text.render_blast(result)])
+
+
+def suspects_reply(
+    snapshot: Snapshot, name: str, *, since: timedelta, depth: int, now: datetime, wall: datetime
+) -> Reply:
+    resolution = resolve(snapshot.aliases, name)
+    if resolution.entity is None:
+        return _unresolved(name, resolution)
+    found = suspects(snapshot, resolution.entity, now=now, window=since, max_depth=depth)
+    data = render_json.suspects_json(name, found) | {"graph": render_json.graph_json(snapshot, wall)}
+    return Reply(EXIT_OK, data, lambda: [render_text.graph_header(snapshot, wall), *render_text.render_suspects(found)])
+
+
+def path_reply(snapshot: Snapshot, src: str, dst: str) -> Reply:
+    ends = [resolve(snapshot.aliases, src), resolve(snapshot.aliases, dst)]
     for resolution in ends:
         if resolution.entity is None:
             data: dict[str, Any] = {"from": ends[0].entity, "to": ends[1].entity, "path": [], "edges": []}
             data["unresolved"] = render_json.unresolved_json(resolution.query, resolution)
-            return EXIT_UNRESOLVED, data, render_text.render_unresolved(resolution)
+            return Reply(EXIT_UNRESOLVED, data, partial(render_text.render_unresolved, resolution))
     result = find_path(snapshot, ends[0].entity or "", ends[1].entity or "")
-    return EXIT_OK, render_json.path_json(result), render_text.render_path(result)
+    return Reply(EXIT_OK, render_json.path_json(result), lambda: render_text.render_path(result))

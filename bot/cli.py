@@ -177,6 +177,32 @@ def _lag_lines(data: dict[str, Any]) -> list[Text]:
     return lines
 
 
+def run_mcp(
+    args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store, settings: Settings, err: Console
+) -> int:
+    """Sync like any command, then serve the tools over stdio, following the store's graph version."""
+    from bot.mcp_server import LiveSnapshot, serve_mcp  # the MCP SDK loads for this command only
+    from bot.mcp_tools import GraphAccess
+
+    try:
+        first = prepare_snapshot(args, specs, store, settings, err)
+    except UsageError as exc:
+        if args.as_of:
+            raise
+        # A long-running session may start before the first sync; the tools say so until one lands.
+        err.print(Text(f"oncall-graph mcp: {exc}; serving anyway", style="yellow"))
+        first = None
+    names = [s.name for s in specs] or None
+    live = LiveSnapshot(
+        lambda: load_snapshot(store, clock, names),
+        None if args.as_of else store.graph_version,  # a past graph never changes
+        first=first,
+        first_version=store.graph_version(),
+    )
+    access = GraphAccess(live.current, lambda: run_lag(specs, store, settings), clock, now=args.now)
+    return serve_mcp(access)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # The command line reports source failures itself; logs are for what it does not foresee.
@@ -192,6 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from bot.main import serve
 
             return serve(settings, specs, store)
+        if args.command == "mcp":
+            return run_mcp(args, specs, store, settings, err)
         if args.command == "sync":
             status, data = run_sync(args, specs, store, settings)
             lines = _sync_lines(data)

@@ -79,4 +79,6 @@ def build_parser() -> argparse.ArgumentParser:
     for name, sub in commands.choices.items():
         if name != "serve":
             sub.add_argument("--json", action="store_true", help="machine-readable output")
+    # Added after the --json loop: its output is the MCP protocol itself.
+    commands.add_parser("mcp", help="the graph's query tools for an agent: an MCP server on stdio")
     return parser

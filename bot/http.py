@@ -20,7 +20,13 @@ def _json(start_response: StartResponse, status: str, body: dict[str, Any]) -> l
     return [data]
 
 
-def build_wsgi(slack: WsgiApp | None, *, health: Callable[[], dict[str, Any]], registry: CollectorRegistry) -> WsgiApp:
+def build_wsgi(
+    slack: WsgiApp | None,
+    *,
+    health: Callable[[], dict[str, Any]],
+    registry: CollectorRegistry,
+    pagerduty: WsgiApp | None = None,
+) -> WsgiApp:
     """`health()` returns a dict with `ready`; /healthz answers 503 until a snapshot is loaded."""
     metrics = make_wsgi_app(registry)
 
@@ -28,6 +34,8 @@ def build_wsgi(slack: WsgiApp | None, *, health: Callable[[], dict[str, Any]], r
         path = environ.get("PATH_INFO", "")
         if path == "/slack/events" and slack is not None:
             return slack(environ, start_response)
+        if path == "/pagerduty/webhook" and pagerduty is not None:
+            return pagerduty(environ, start_response)
         if path == "/healthz":
             state = health()
             return _json(start_response, "200 OK" if state.get("ready") else "503 Service Unavailable", state)

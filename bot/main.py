@@ -24,6 +24,7 @@ from bot.cli import source_access
 from bot.deps import BotDeps
 from bot.http import WsgiApp, build_wsgi
 from bot.metrics import Metrics
+from bot.pagerduty_webhook import build_webhook
 from bot.settings import Settings, split_list
 from bot.slack_lag import SlackLagNotifier
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
@@ -141,7 +142,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     deps = build_deps(settings, specs, store, ref)
     try:
         slack_http, socket_mode, client = slack_frontend(settings, deps)
-    except ConfigError as exc:
+        pagerduty = build_webhook(settings, deps, client)
+    except (ConfigError, ValueError) as exc:
         log.error("%s", exc)
         return 2
     notifier: LagNotifier = LogNotifier()
@@ -151,7 +153,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     service.load()
     log.info("serving graph version %s", store.graph_version())
     scheduler = start_scheduler(service)
-    wsgi = build_wsgi(slack_http, health=lambda: health(ref, store), registry=deps.metrics.registry)
+    registry = deps.metrics.registry
+    wsgi = build_wsgi(slack_http, health=lambda: health(ref, store), registry=registry, pagerduty=pagerduty)
     server = create_server(wsgi, host="0.0.0.0", port=settings.port, threads=HTTP_THREADS)
     port = getattr(server, "effective_port", settings.port)  # one listening socket: the port it really got
     log.info("listening on http://127.0.0.1:%s (/slack/events, /healthz, /metrics)", port)
@@ -170,6 +173,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     finally:
         if socket_mode is not None:
             socket_mode.close()  # type: ignore[no-untyped-call]
+        if pagerduty is not None:
+            pagerduty.close()  # in-flight incident posts finish first
         scheduler.shutdown(wait=True)
         service.stop()
         store.engine.dispose()

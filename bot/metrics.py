@@ -30,3 +30,6 @@ class Metrics:
             buckets=(0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10),
             registry=r,
         )
+        self.pagerduty_webhooks = Counter(
+            "oncall_graph_pagerduty_webhooks", "PagerDuty webhooks by outcome", ["outcome"], registry=r
+        )

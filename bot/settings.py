@@ -47,6 +47,8 @@ class Settings(BaseSettings):
     anthropic_base_url: str = Field("", validation_alias="ANTHROPIC_BASE_URL")
     # `oncall-graph extract` only: it forces one tool call per chunk, so the model must accept a forced tool choice.
     extract_model: str = Field(DEFAULT_EXTRACT_MODEL, min_length=1, validation_alias="ONCALL_GRAPH_EXTRACT_MODEL")
+    pagerduty_webhook_secrets: str = Field("", validation_alias="PAGERDUTY_WEBHOOK_SECRETS")
+    pagerduty_channels: str = Field("", validation_alias="ONCALL_GRAPH_PAGERDUTY_CHANNELS")
 
     def sources(self, kind: str) -> tuple[str, ...]:
         return split_list(str(getattr(self, kind)))

@@ -17,9 +17,11 @@ from sqlalchemy.exc import IntegrityError
 
 from graph.facts import SourceFacts, SourceMark
 from sync import schema
+from sync.bulk import insert_rows
 from sync.fact_codec import PROBLEM, FactRow, decode_facts, encode_facts
 
 CHUNK = 5_000
+FACT_COLUMNS = ("source", "kind", "fact_key", "payload", "valid_from")
 T = TypeVar("T")
 
 
@@ -167,14 +169,7 @@ class Store:
         retired = [fact_id for key, fact_id in live.items() if key not in rows]
         for chunk in _chunks(retired):
             conn.execute(update(f).where(f.c.id.in_(chunk)).values(valid_to=at))
-        for chunk in _chunks(added):
-            conn.execute(
-                insert(f),
-                [
-                    {"source": name, "kind": r.kind, "fact_key": r.key, "payload": r.payload, "valid_from": at}
-                    for r in chunk
-                ],
-            )
+        insert_rows(conn, f, FACT_COLUMNS, [(name, r.kind, r.key, r.payload, at) for r in added])
         return Applied(len(added), len(retired), len(rows))
 
     def hold(self, name: str, facts: SourceFacts, *, at: datetime, version: str, reason: str) -> None:
@@ -182,8 +177,8 @@ class Store:
         rows = {r.key: r for r in encode_facts(facts)}
         with self.engine.begin() as conn:
             conn.execute(schema.held_facts.delete().where(schema.held_facts.c.source == name))
-            for rows_chunk in _chunks(list(rows.values())):
-                conn.execute(insert(schema.held_facts), [_row_values(name, r) for r in rows_chunk])
+            held = [(name, r.kind, r.key, r.payload) for r in rows.values()]
+            insert_rows(conn, schema.held_facts, FACT_COLUMNS[:-1], held)
             conn.execute(
                 update(schema.sources)
                 .where(schema.sources.c.name == name)
@@ -279,10 +274,6 @@ class Store:
 def _chunks(items: Sequence[T]) -> Iterator[Sequence[T]]:
     for start in range(0, len(items), CHUNK):
         yield items[start : start + CHUNK]
-
-
-def _row_values(source: str, row: FactRow) -> dict[str, object]:
-    return {"source": source, "kind": row.kind, "fact_key": row.key, "payload": row.payload}
 
 
 def source_marks(states: Iterable[SourceState]) -> dict[str, SourceMark]:

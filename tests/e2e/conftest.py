@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -74,6 +76,13 @@ class Bot:
             "actions": [{"action_id": action_id, "value": value, "type": "button", "block_id": "b"}],
         }  # fmt: skip
         return self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+
+    def pagerduty(self, body: bytes, *secrets: str, signature: str | None = None) -> httpx.Response:
+        """POST a PagerDuty v3 webhook, signed as PagerDuty signs: `v1=<hex>` per secret, comma-joined."""
+        signed = ",".join("v1=" + hmac.new(s.encode(), body, hashlib.sha256).hexdigest() for s in secrets)
+        header = signature if signature is not None else signed
+        headers = {"Content-Type": "application/json", **({"X-PagerDuty-Signature": header} if header else {})}
+        return httpx.post(f"{self.url}/pagerduty/webhook", content=body, headers=headers, timeout=10)
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -66,6 +66,7 @@ class Answer:
 class FakeSlack:
     url: str
     require_token: bool = True
+    socket_url: str = ""  # what apps.connections.open hands out (a fake Socket Mode server's ws:// URL)
     requests: list[Request] = field(default_factory=list)
     _failures: dict[str, deque[Answer]] = field(default_factory=dict)
     _counter: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -152,7 +153,7 @@ class FakeSlack:
             answer = failures.popleft()
         elif malformed:
             answer = _json(200, {"ok": False, "error": "invalid_json"})
-        elif self.require_token and not open_path and not headers.get("authorization", "").startswith("Bearer xoxb-"):
+        elif self.require_token and not open_path and not _token_fits(name, headers.get("authorization", "")):
             answer = _json(200, {"ok": False, "error": "invalid_auth"})
         elif name.startswith("upload/"):
             answer = Answer(200, f"OK - {len(raw)}".encode(), content_type="text/plain")
@@ -170,6 +171,8 @@ class FakeSlack:
             return self._chat_reply(name, body)
         if name == "auth.test":
             return AUTH_TEST
+        if name == "apps.connections.open":
+            return {"ok": True, "url": self.socket_url} if self.socket_url else {"ok": False, "error": "not_allowed"}
         if name == "files.getUploadURLExternal":
             file_id = f"F{next(self._counter):08d}"
             return {"ok": True, "upload_url": f"{self.url}upload/{file_id}", "file_id": file_id}
@@ -220,6 +223,12 @@ class FakeSlack:
         if name == "chat.postEphemeral":
             reply["message_ts"] = ts
         return reply
+
+
+def _token_fits(method: str, authorization: str) -> bool:
+    """Socket Mode connections take the app-level token (xapp-); every other method a bot token."""
+    prefix = "Bearer xapp-" if method == "apps.connections.open" else "Bearer xoxb-"
+    return authorization.startswith(prefix)
 
 
 def _upload(file_id: str, filename: str | None) -> Json:

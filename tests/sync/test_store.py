@@ -132,3 +132,16 @@ def test_migrations_create_exactly_the_tables_the_code_declares(store: Store) ->
     with store.engine.connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), metadata)
     assert differences == []
+
+
+def test_history_windows_hold_to_the_second_for_bulk_inserted_facts(store: Store) -> None:
+    """Bulk inserts bypass SQLAlchemy's row handling: their times must still compare with its own."""
+    at = datetime(2026, 11, 30, 2, 59, 26, tzinfo=UTC)
+    store.ensure_source(CAT, "catalog", "x")
+    store.apply(CAT, facts("a", "b", deps=(("a", "b"),)), at=at, version="v1")
+    store.apply(CAT, facts("a"), at=at + timedelta(seconds=7), version="v2")
+    [during] = store.load_facts(as_of=at + timedelta(seconds=3))
+    assert [(a.src, a.dst) for a in during.assertions] == [("component:default/a", "component:default/b")]
+    [after] = store.load_facts(as_of=at + timedelta(seconds=8))
+    assert after.assertions == ()
+    assert store.load_facts(as_of=at - timedelta(seconds=1)) == []
