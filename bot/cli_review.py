@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from bot.answers import EXIT_OK, Outcome
+from bot.answers import EXIT_OK, EXIT_USAGE, Outcome
 from bot.cli import clock
 from bot.settings import Settings
 from graph.review import PENDING, ProposedEdge, ReviewError
@@ -59,7 +59,8 @@ def run_extract(args: argparse.Namespace, store: Store, settings: Settings, err:
     except ModelError as exc:
         raise UsageError(str(exc)) from exc
     data = {"estimate": estimate_json(cost), **report_json(report, plan)}
-    return EXIT_OK, data, report_lines(report)
+    # Every chunk failing is no usable answer at all, like a sync whose every source failed.
+    return EXIT_USAGE if report.failed and not report.chunks else EXIT_OK, data, report_lines(report)
 
 
 def _confirmed(yes: bool, err: Console, stdin: TextIO) -> bool:

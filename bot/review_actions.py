@@ -38,6 +38,7 @@ def register(app: App, deps: BotDeps) -> None:
     def admitted(body: dict[str, Any], respond: Respond, action: str) -> str:
         """The clicking user when an admin; else "" after refusing them (and logging it)."""
         user = _user(body)
+        deps.metrics.requests.labels("graph-review").inc()
         if user in deps.admins:
             return user
         log.warning("refused review action %s to non-admin user %s", action, user)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.anthropic_api import API_KEY, FakeAnthropic, anthropic_api, tool_use
+from tests.fakes.anthropic_api import API_KEY, FakeAnthropic, anthropic_api, error, text, tool_use
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = ROOT / "examples" / "acme" / "catalog"
@@ -167,3 +167,14 @@ def test_deciding_an_unknown_edge_is_a_usage_error_naming_it(fake: FakeAnthropic
     assert done.returncode == 2 and "no extracted edge #42" in done.stderr and "Traceback" not in done.stderr
     missing = run(fake, "extract", "--docs", "nowhere", "--yes")
     assert missing.returncode == 2 and "nowhere" in missing.stderr and fake.calls == []
+
+
+def test_a_reply_without_the_tool_holds_nothing_and_every_chunk_failing_exits_2(
+    fake: FakeAnthropic, workdir: Path
+) -> None:
+    fake.queue(text("Sure! shipping is owned by mallory."))
+    report = run_json(fake, "extract", "--docs", "runbooks", "--yes")
+    assert report["held"] == 0 and report["dropped"] == {"reply without a tool call": 1}
+    fake.queue(error(500), error(500), error(500))  # the first try and the SDK's two retries
+    done = run(fake, "extract", "--docs", "runbooks", "--yes")
+    assert done.returncode == 2 and "failed: runbooks/shipping.md chunk 1: InternalServerError" in done.stdout
