@@ -16,10 +16,12 @@ from typing import Any
 from rich.text import Text
 
 from bot import render_json, render_text
+from bot.picture_dot import Picture, blast_dot, suspects_dot
 from graph.ask import ask
 from graph.blast import blast_radius
 from graph.hygiene import lint
 from graph.names import Resolution, resolve
+from graph.passages import blast_entities, cite_passages, suspects_entities
 from graph.paths import find_path
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
@@ -58,6 +60,17 @@ def answer(args: argparse.Namespace, snapshot: Snapshot, now: datetime, wall: da
     return suspects_reply(snapshot, args.name, since=args.since, depth=args.depth, now=now, wall=wall).outcome()
 
 
+def picture(args: argparse.Namespace, snapshot: Snapshot, now: datetime) -> Picture | None:
+    """The DOT picture of a blast-radius or suspects answer: the same query again (walks are cheap)."""
+    resolution = resolve(snapshot.aliases, args.name)
+    if resolution.entity is None:
+        return None
+    if args.command == "blast-radius":
+        return blast_dot(blast_radius(snapshot, resolution.entity, max_depth=args.depth))
+    found = suspects(snapshot, resolution.entity, now=now, window=args.since, max_depth=args.depth)
+    return suspects_dot(found, snapshot)
+
+
 def resolve_reply(snapshot: Snapshot, name: str) -> Reply:
     resolution = resolve(snapshot.aliases, name)
     status = EXIT_OK if resolution.entity else EXIT_UNRESOLVED
@@ -74,8 +87,18 @@ def blast_reply(snapshot: Snapshot, name: str, *, depth: int | None, wall: datet
     if resolution.entity is None:
         return _unresolved(name, resolution)
     result = blast_radius(snapshot, resolution.entity, max_depth=depth)
+    quoted = cite_passages(snapshot, blast_entities(result))
     data = render_json.blast_json(name, result) | {"graph": render_json.graph_json(snapshot, wall)}
-    return Reply(EXIT_OK, data, lambda: [render_text.graph_header(snapshot, wall), *render_text.render_blast(result)])
+    data["passages"] = render_json.passages_json(quoted)
+    return Reply(
+        EXIT_OK,
+        data,
+        lambda: [
+            render_text.graph_header(snapshot, wall),
+            *render_text.render_blast(result),
+            *render_text.render_passages(quoted),
+        ],
+    )
 
 
 def suspects_reply(
@@ -85,8 +108,18 @@ def suspects_reply(
     if resolution.entity is None:
         return _unresolved(name, resolution)
     found = suspects(snapshot, resolution.entity, now=now, window=since, max_depth=depth)
+    quoted = cite_passages(snapshot, suspects_entities(found))
     data = render_json.suspects_json(name, found) | {"graph": render_json.graph_json(snapshot, wall)}
-    return Reply(EXIT_OK, data, lambda: [render_text.graph_header(snapshot, wall), *render_text.render_suspects(found)])
+    data["passages"] = render_json.passages_json(quoted)
+    return Reply(
+        EXIT_OK,
+        data,
+        lambda: [
+            render_text.graph_header(snapshot, wall),
+            *render_text.render_suspects(found),
+            *render_text.render_passages(quoted),
+        ],
+    )
 
 
 def path_reply(snapshot: Snapshot, src: str, dst: str) -> Reply:

@@ -6,6 +6,7 @@ when it does not fit and goes into `full_text`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -27,9 +28,11 @@ from bot.blocks_kit import (
     share_button,
     text_length,
 )
+from bot.blocks_passages import passages_blocks, passages_plain
 from bot.wording import plural
 from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
+from graph.passages import CitedPassage
 from graph.refs import short_name
 from graph.snapshot import Snapshot
 
@@ -61,13 +64,21 @@ class _Counts:
 
 
 def format_blast_radius(
-    result: BlastRadius, snapshot: Snapshot, *, now: datetime, stale_after: float | None = None, shared: bool = False
+    result: BlastRadius,
+    snapshot: Snapshot,
+    *,
+    now: datetime,
+    stale_after: float | None = None,
+    shared: bool = False,
+    passages: Sequence[CitedPassage] = (),
 ) -> SlackMessage:
-    """What breaks if the entity fails, within Slack's limits; `full_text` holds all of it when cut."""
+    """What breaks if the entity fails, within Slack's limits; `full_text` holds all of it when cut.
+
+    `passages` are runbook passages to quote (chosen for this viewer), shown above the footer."""
     counts = _Counts.of(result)
     warning, footer = freshness_blocks(snapshot, now, stale_after)
     head = [header(f"Blast radius: {short_name(result.failed)}"), *warning, section(_counts_text(result, counts))]
-    tail = [section(_survivors_text(result)), footer]
+    tail = [section(_survivors_text(result)), *passages_blocks(passages), footer]
     if not shared:
         tail += share_button(_share_value(result))
     room = TEXT_BUDGET - text_length(head + tail) - RESERVE
@@ -79,7 +90,7 @@ def format_blast_radius(
     body = pack(lines) if lines else [section(_nothing(counts))]
     cut = more > 0 or len(result.systems) > SYSTEMS_SHOWN or _elided(impacts[:shown])
     text = f"{stale_prefix(snapshot, now, stale_after)}If {short_name(result.failed)} goes down: {counts.summary()}"
-    full = (lambda: blast_text(result, snapshot, now, stale_after)) if cut else None
+    full = (lambda: blast_text(result, snapshot, now, stale_after, passages)) if cut else None
     return message(text, head + body + tail, full)
 
 
@@ -148,7 +159,13 @@ def impact_entry(impact: Impact, *, edges_shown: int = EDGES_SHOWN) -> str:
 FULL_TEXT_ENTRIES = 2_000
 
 
-def blast_text(result: BlastRadius, snapshot: Snapshot, now: datetime, stale_after: float | None) -> str:
+def blast_text(
+    result: BlastRadius,
+    snapshot: Snapshot,
+    now: datetime,
+    stale_after: float | None,
+    passages: Sequence[CitedPassage] = (),
+) -> str:
     """The whole answer as plain text: every impacted entity with its full cited path."""
     counts = _Counts.of(result)
     lines = [f"If {short_name(result.failed)} goes down: {counts.summary()}"]
@@ -174,6 +191,7 @@ def blast_text(result: BlastRadius, snapshot: Snapshot, now: datetime, stale_aft
     if systems:
         lines.append(f"systems impacted: {systems}")
     lines.append(f"survives ({len(result.survives)}): {', '.join(short_name(r) for r in result.survives)}")
+    lines += passages_plain(passages)
     lines.append(graph_age(snapshot, now))
     lines += [f"⚠ stale graph: {reason}" for reason in stale_reasons(snapshot, now, stale_after)]
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bot.picture_dot import Picture
 from graph.citations import cite_edge
 from graph.refs import short_name
 from graph.snapshot import EdgeFacts
@@ -38,12 +39,13 @@ class SlackMessage:
     cut to fit Slack's limits, the whole answer as plain text (`full_text`) to attach as a file.
 
     The whole answer is written only when read: on a large graph it costs far more than the
-    message, so it is built after the message has gone out.
+    message, so it is built after the message has gone out. So is the picture (`draw_picture`).
     """
 
     text: str
     blocks: tuple[Block, ...]
     write_full_text: Callable[[], str] | None = None
+    draw_picture: Callable[[], Picture | None] | None = None  # drawn after the message has gone out
 
     @property
     def cut(self) -> bool:

@@ -30,9 +30,11 @@ from bot.blocks_kit import (
     share_button,
     text_length,
 )
+from bot.blocks_passages import passages_blocks, passages_plain
 from bot.wording import format_age, plural, utc, window_token
 from graph.blast import BlastRadius
 from graph.citations import cite_edge
+from graph.passages import CitedPassage
 from graph.refs import short_name
 from graph.snapshot import Snapshot
 from graph.suspects import Dependency, SuspectDeploy, Suspects
@@ -45,14 +47,22 @@ RESERVE = 150
 
 
 def format_suspects(
-    result: Suspects, snapshot: Snapshot, *, now: datetime, stale_after: float | None = None, shared: bool = False
+    result: Suspects,
+    snapshot: Snapshot,
+    *,
+    now: datetime,
+    stale_after: float | None = None,
+    shared: bool = False,
+    passages: Sequence[CitedPassage] = (),
 ) -> SlackMessage:
-    """The on-call view of an alert; dependencies with suspect deploys are the last to be cut."""
+    """The on-call view of an alert; dependencies with suspect deploys are the last to be cut.
+
+    `passages` are runbook passages to quote (chosen for this viewer), shown above the footer."""
     warning, footer = freshness_blocks(snapshot, now, stale_after)
     head = [header(f"Suspects: {short_name(result.entity)}"), *warning, *_summary_blocks(result)]
-    tail = [footer] + ([] if shared else share_button(_share_value(result)))
+    tail = [*passages_blocks(passages), footer] + ([] if shared else share_button(_share_value(result)))
     body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE)
-    full = (lambda: suspects_text(result, snapshot, now, stale_after)) if cut else None
+    full = (lambda: suspects_text(result, snapshot, now, stale_after, passages)) if cut else None
     return message(stale_prefix(snapshot, now, stale_after) + _fallback(result), head + body + tail, full)
 
 
@@ -63,16 +73,17 @@ def format_alert_reply(
     *,
     now: datetime,
     stale_after: float | None = None,
+    passages: Sequence[CitedPassage] = (),
 ) -> SlackMessage:
     """The reply in a PagerDuty alert's thread: the suspects view, then a short blast radius."""
     warning, footer = freshness_blocks(snapshot, now, stale_after)
     head = [header(f"Alert on {short_name(suspects_result.entity)}"), *warning, *_summary_blocks(suspects_result)]
-    tail = [divider(), *blast_summary(blast_result), footer]
+    tail = [divider(), *blast_summary(blast_result), *passages_blocks(passages), footer]
     body, cut = _dependency_blocks(suspects_result, TEXT_BUDGET - text_length(head + tail) - RESERVE)
 
     def full() -> str:
         views = (
-            suspects_text(suspects_result, snapshot, now, stale_after),
+            suspects_text(suspects_result, snapshot, now, stale_after, passages),
             blast_text(blast_result, snapshot, now, stale_after),
         )
         return "\n".join(views)
@@ -168,7 +179,13 @@ def _choose(deps: Sequence[Dependency], entries: Sequence[str], room: int) -> li
     return sorted(chosen)
 
 
-def suspects_text(result: Suspects, snapshot: Snapshot, now: datetime, stale_after: float | None) -> str:
+def suspects_text(
+    result: Suspects,
+    snapshot: Snapshot,
+    now: datetime,
+    stale_after: float | None,
+    passages: Sequence[CitedPassage] = (),
+) -> str:
     """The whole suspects answer as plain text: every dependency, edge and deploy."""
     lines = [f"{_fallback(result)} ({utc(result.since)} – {utc(result.now)})"]
     lines += [f"  ! suspect — {s.reason}: {_deploy_plain(s)}" for s in result.own_deploys]
@@ -181,6 +198,7 @@ def suspects_text(result: Suspects, snapshot: Snapshot, now: datetime, stale_aft
         lines += [f"{'  ' * dep.hops}    ! suspect — {s.reason}: {_deploy_plain(s)}" for s in dep.deploys]
     if result.hidden:
         lines.append(f"{plural(result.hidden, 'dependency', 'dependencies')} hidden here")
+    lines += passages_plain(passages)
     lines.append(graph_age(snapshot, now))
     lines += [f"⚠ stale graph: {reason}" for reason in stale_reasons(snapshot, now, stale_after)]
     return "\n".join(lines) + "\n"

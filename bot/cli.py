@@ -20,8 +20,10 @@ from rich.text import Text
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bot import render_text
-from bot.answers import EXIT_OK, EXIT_USAGE, answer
+from bot.answers import EXIT_OK, EXIT_USAGE, answer, picture
 from bot.cli_parser import QUERY_COMMANDS, SOURCE_OPTIONS, build_parser
+from bot.picture_dot import Picture
+from bot.picture_render import PictureRenderer
 from bot.settings import Settings
 from graph.freshness import measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
@@ -203,6 +205,21 @@ def run_mcp(
     return serve_mcp(access)
 
 
+def write_png(path: str, drawing: Picture, err: Console) -> int:
+    """`--png FILE`: the answer drawn by Graphviz. Without Graphviz the text answer stands alone (exit 0)."""
+    rendering = PictureRenderer.find().render(drawing.source)
+    if rendering.png is None:
+        err.print(Text(f"warning: no picture written to {path}: {rendering.problem}", style="yellow"))
+        return EXIT_OK
+    try:
+        with open(path, "wb") as file:
+            file.write(rendering.png)
+    except OSError as exc:
+        err.print(Text(f"oncall-graph: cannot write the picture to {path}: {exc.strerror or exc}", style="bold red"))
+        return EXIT_USAGE
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # The command line reports source failures itself; logs are for what it does not foresee.
@@ -212,6 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings()
     wall = clock()
     specs = source_specs(args, settings)
+    drawing: Picture | None = None
     try:
         store = open_store(args.db or settings.database_url)
         if args.command == "serve":
@@ -240,6 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             assert args.command in QUERY_COMMANDS
             snapshot = prepare_snapshot(args, specs, store, settings, err)
             status, data, lines = answer(args, snapshot, args.now or wall, wall)
+            if status == EXIT_OK and getattr(args, "png", None):
+                drawing = picture(args, snapshot, args.now or wall)
     except UsageError as exc:
         err.print(Text(f"oncall-graph: {exc}", style="bold red"))
         return EXIT_USAGE
@@ -248,6 +268,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         for line in lines:
             out.print(line)
+    if drawing is not None:
+        return write_png(args.png, drawing, err) or int(status)
     return int(status)
 
 

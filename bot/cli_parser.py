@@ -76,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("decision", nargs="?", choices=("approve", "reject"), help="omit to list pending edges")
     review.add_argument("ids", nargs="*", type=_typed(_positive), metavar="ID")
     review.add_argument("--by", default="cli", metavar="NAME", help="the reviewer recorded in the audit")
+    for sub in (blast, suspect):
+        sub.add_argument("--png", metavar="FILE", help="also draw the answer as a PNG (needs Graphviz `dot`)")
     for name, sub in commands.choices.items():
         if name != "serve":
             sub.add_argument("--json", action="store_true", help="machine-readable output")

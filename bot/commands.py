@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +15,7 @@ from bot.blocks import SlackMessage, format_lag, format_refusal
 from bot.blocks_review import with_review_button
 from bot.delivery import message_kwargs, respond_with
 from bot.deps import BotDeps
+from bot.instrument import observed_query
 from bot.replies import BLAST, LOADING, SUSPECTS, reply_to_command
 from graph.visibility import Viewer
 
@@ -30,14 +30,11 @@ def _viewer(payload: dict[str, Any]) -> Viewer:
     return Viewer(channel=str(channel), user=str(user))
 
 
-def _timed(deps: BotDeps, command: str, work: Callable[[], None]) -> None:
-    started = time.perf_counter()
+def _timed(deps: BotDeps, command: str, text: str, work: Callable[[], None]) -> None:
+    """Counted, timed (from the ack, so a wait for a work slot shows), logged and traced."""
     deps.metrics.requests.labels(command).inc()
-    try:
-        with deps.work_slots:
-            work()
-    finally:
-        deps.metrics.latency.labels(command).observe(time.perf_counter() - started)
+    with observed_query(deps.metrics, command, text), deps.work_slots:
+        work()
 
 
 def register(app: App, deps: BotDeps) -> None:
@@ -47,11 +44,18 @@ def register(app: App, deps: BotDeps) -> None:
 
             def work() -> None:
                 message = reply_to_command(deps, deps.snapshot(), name, command.get("text", ""), _viewer(command))
-
                 viewer = _viewer(command)
-                respond_with(respond, client, message, channel=viewer.channel, user=viewer.user, shared=False)
+                respond_with(
+                    respond,
+                    client,
+                    message,
+                    channel=viewer.channel,
+                    user=viewer.user,
+                    shared=False,
+                    pictures=deps.pictures,
+                )
 
-            _timed(deps, name, work)
+            _timed(deps, name, command.get("text", ""), work)
 
         return on_query_command
 
@@ -63,10 +67,14 @@ def register(app: App, deps: BotDeps) -> None:
             deps.metrics.refused.labels("graph-lag").inc()
             respond(**message_kwargs(format_refusal(REFUSAL)))
             return
-        snapshot = deps.snapshot()
-        counts = deps.hygiene(snapshot) if snapshot is not None else {}
-        report = format_lag(deps.lag(), hygiene=counts, now=deps.clock())
-        respond(**message_kwargs(with_review_button(report, deps.pending_reviews()[0])))
+
+        def work() -> None:
+            snapshot = deps.snapshot()
+            counts = deps.hygiene(snapshot) if snapshot is not None else {}
+            report = format_lag(deps.lag(), hygiene=counts, now=deps.clock())
+            respond(**message_kwargs(with_review_button(report, deps.pending_reviews()[0])))
+
+        _timed(deps, "graph-lag", "", work)
 
     def on_share(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
         ack()
@@ -96,8 +104,14 @@ def _rerun(deps: BotDeps, body: dict[str, Any], respond: Respond, client: WebCli
     extra = value.get("depth") if command == BLAST else value.get("since")
     text = f"{value.get('name', '')} {extra}" if extra else str(value.get("name", ""))
     viewer = _viewer(body)
-    snapshot = deps.snapshot()
-    message = reply_to_command(deps, snapshot, command, text, viewer, shared=shared)
-    if snapshot is None:
-        message = SlackMessage(LOADING, ())
-    respond_with(respond, client, message, channel=viewer.channel, user=viewer.user, shared=shared)
+
+    def work() -> None:
+        snapshot = deps.snapshot()
+        message = reply_to_command(deps, snapshot, command, text, viewer, shared=shared)
+        if snapshot is None:
+            message = SlackMessage(LOADING, ())
+        respond_with(
+            respond, client, message, channel=viewer.channel, user=viewer.user, shared=shared, pictures=deps.pictures
+        )
+
+    _timed(deps, command, text, work)  # a button reruns the query: counted and timed as that command

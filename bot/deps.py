@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.metrics import Metrics
+from bot.picture_upload import PictureUploads
 from graph.freshness import LagReport
 from graph.review import ProposedEdge
 from graph.snapshot import Snapshot
@@ -34,3 +35,4 @@ class BotDeps:
     # Extracted edges held for review: (how many, the first few); deciding one records the Slack user id.
     pending_reviews: Callable[[], tuple[int, Sequence[ProposedEdge]]] = field(default=lambda: (0, ()))
     decide_review: Callable[[int, str, str], ProposedEdge] | None = None  # (id, "approve"|"reject", user)
+    pictures: PictureUploads | None = None  # answers' pictures as PNGs, drawn by Graphviz when installed

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-import time
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt import App
@@ -19,10 +19,13 @@ from bot.alert_message import Alert, incident_key, is_alert, parse_alert
 from bot.blocks import format_alert_reply, format_answer, format_refusal, format_unresolved
 from bot.delivery import say_in_thread
 from bot.deps import BotDeps
+from bot.instrument import note_counts, note_entities, observed_query
+from bot.picture_dot import alert_dot, answer_dot
 from bot.replies import LOADING
 from graph.ask import ask
 from graph.blast import blast_radius
-from graph.names import Resolution
+from graph.names import Resolution, resolve
+from graph.passages import cite_passages, suspects_entities
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer, resolve_for
@@ -49,7 +52,7 @@ def register(app: App, deps: BotDeps) -> None:
     def on_app_mention(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
         if not _claimed(deps, body, event, "mention"):
             return
-        with deps.work_slots:
+        with deps.work_slots, observed_query(deps.metrics, "mention", _question(event)):
             _answer_mention(deps, event, client)
 
     def on_message(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
@@ -64,26 +67,36 @@ def register(app: App, deps: BotDeps) -> None:
         if not deps.claim(f"incident:{incident_key(alert)}"):
             deps.metrics.deduplicated.labels("incident").inc()
             return
-        with deps.work_slots:
+        with deps.work_slots, observed_query(deps.metrics, "alert", _alert_name(alert)):
             _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
 
     app.event("app_mention")(on_app_mention)
     app.event("message")(on_message)
 
 
+def _question(event: dict[str, Any]) -> str:
+    return _MENTION.sub("", str(event.get("text", ""))).strip()
+
+
+def _alert_name(alert: Alert) -> str:
+    return alert.service_name or alert.service_id or alert.title
+
+
 def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> None:
-    started = time.perf_counter()
     channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
     snapshot = deps.snapshot()
     if snapshot is None:
         say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
         return
-    question = _MENTION.sub("", str(event.get("text", ""))).strip()
+    question = _question(event)
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
     now = deps.clock()
     answer = ask(snapshot, question, now=now, viewer=viewer)
-    say_in_thread(client, format_answer(answer, snapshot, now=now), channel=channel, thread_ts=thread)
-    deps.metrics.latency.labels("mention").observe(time.perf_counter() - started)
+    note_entities(*answer.entities)
+    note_counts(edges=len(answer.edges))
+    drawing = lambda: answer_dot(snapshot, answer, now=now, viewer=viewer)  # noqa: E731
+    message = replace(format_answer(answer, snapshot, now=now), draw_picture=drawing)
+    say_in_thread(client, message, channel=channel, thread_ts=thread, pictures=deps.pictures)
 
 
 def _resolve_alert(snapshot: Snapshot, alert: Alert, viewer: Viewer) -> Resolution:
@@ -96,7 +109,6 @@ def _resolve_alert(snapshot: Snapshot, alert: Alert, viewer: Viewer) -> Resoluti
 
 
 def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, ts: str) -> None:
-    started = time.perf_counter()
     snapshot = deps.snapshot()
     if snapshot is None:
         say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=ts)
@@ -104,13 +116,17 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
     viewer = Viewer(channel=channel)
     resolution = _resolve_alert(snapshot, alert, viewer)
     if resolution.entity is None:
-        deps.metrics.unresolved.labels("alert").inc()
-        name = alert.service_name or alert.service_id or alert.title
+        name = _alert_name(alert)
+        # A service hidden from this channel (restricted) is no gap in the catalog: not counted by name.
+        deps.metrics.unresolved_name("alert", name, by_name=resolve(snapshot.aliases, name).entity is None)
         say_in_thread(client, format_unresolved(name, resolution, command="suspects"), channel=channel, thread_ts=ts)
         return
+    note_entities(resolution.entity)
     now = deps.clock()
     found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
     impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
-    message = format_alert_reply(found, impact, snapshot, now=now)
-    say_in_thread(client, message, channel=channel, thread_ts=ts)
-    deps.metrics.latency.labels("alert").observe(time.perf_counter() - started)
+    note_counts(dependencies=len(found.dependencies), impacted=impact.impacted_count)
+    quoted = cite_passages(snapshot, suspects_entities(found), viewer=viewer)
+    message = format_alert_reply(found, impact, snapshot, now=now, passages=quoted)
+    message = replace(message, draw_picture=lambda: alert_dot(found, impact, snapshot))
+    say_in_thread(client, message, channel=channel, thread_ts=ts, pictures=deps.pictures)

@@ -23,10 +23,15 @@ from bot.blocks_review import EDGES_SHOWN
 from bot.cli import source_access
 from bot.deps import BotDeps
 from bot.http import WsgiApp, build_wsgi
+from bot.log_format import configure_logging
 from bot.metrics import Metrics
 from bot.pagerduty_webhook import build_webhook
+from bot.picture_render import PictureRenderer
+from bot.picture_upload import PictureUploads
 from bot.settings import Settings, split_list
 from bot.slack_lag import SlackLagNotifier
+from bot.sync_telemetry import SyncTelemetry
+from bot.tracing import start_tracing
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
 from graph.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
@@ -96,12 +101,17 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
             rebuild(store, ref, clock, names or None)  # this replica at once; the others follow the version
         return edge
 
+    renderer = PictureRenderer.find()
+    if not renderer.available:
+        log.warning("%s", renderer.missing_warning())  # once, at start: never once per answer
+    metrics = Metrics()
+    metrics.watch_sources(lag)
     return BotDeps(
         snapshot=ref.current,
         claim=lambda key: store.claim_event(key, at=clock(), replica=replica),
         lag=lag,
         clock=clock,
-        metrics=Metrics(),
+        metrics=metrics,
         admins=split_list(settings.admins),
         watch_channels=split_list(settings.watch_channels),
         alert_bots=split_list(settings.alert_bots),
@@ -109,6 +119,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         hygiene=hygiene_counts,
         pending_reviews=lambda: (reviews.count(), reviews.edges(limit=EDGES_SHOWN)),
         decide_review=decide_review,
+        pictures=PictureUploads(renderer),
     )
 
 
@@ -137,7 +148,12 @@ def slack_frontend(settings: Settings, deps: BotDeps) -> tuple[WsgiApp | None, S
 
 
 def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
-    logging.getLogger().setLevel(logging.INFO)
+    try:
+        configure_logging(settings.log_format)
+    except ValueError as exc:
+        log.error("%s", exc)
+        return 2
+    stop_tracing = start_tracing(settings.otel_endpoint, settings.otel_service_name) if settings.otel_endpoint else None
     ref = SnapshotRef()
     deps = build_deps(settings, specs, store, ref)
     try:
@@ -149,7 +165,10 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     notifier: LagNotifier = LogNotifier()
     if client is not None and settings.alert_channel:
         notifier = SlackLagNotifier(client, settings.alert_channel)
-    service = SyncService(specs, store, ref, clock, leadership_for(store.engine), notifier, sync_settings(settings))
+    service = SyncService(
+        specs, store, ref, clock, leadership_for(store.engine), notifier, sync_settings(settings),
+        observer=SyncTelemetry(deps.metrics),
+    )  # fmt: skip
     service.load()
     log.info("serving graph version %s", store.graph_version())
     scheduler = start_scheduler(service)
@@ -176,7 +195,11 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
         if pagerduty is not None:
             pagerduty.close()  # in-flight incident posts finish first
         scheduler.shutdown(wait=True)
+        if deps.pictures is not None:
+            deps.pictures.close()  # pictures already handed over still reach their threads
         service.stop()
         store.engine.dispose()
+        if stop_tracing is not None:
+            stop_tracing()  # flushes the spans still batched
         log.info("stopped")
     return 0

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from bot.bounded_labels import BoundedLabels
+from bot.source_metrics import SourceAgeCollector
+from graph.freshness import LagReport
 
 
 @dataclass
@@ -33,3 +38,36 @@ class Metrics:
         self.pagerduty_webhooks = Counter(
             "oncall_graph_pagerduty_webhooks", "PagerDuty webhooks by outcome", ["outcome"], registry=r
         )
+        self.sync_seconds = Histogram(
+            "oncall_graph_sync_seconds",
+            "Time to read and store one source in a sync",
+            ["source"],
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
+            registry=r,
+        )
+        self.sync_results = Counter(
+            "oncall_graph_sync_results", "Source syncs by outcome", ["source", "outcome"], registry=r
+        )
+        self.entities = Gauge("oncall_graph_entities", "Entities in the graph served", registry=r)
+        self.edges = Gauge("oncall_graph_edges", "Edges in the graph served", registry=r)
+        self.retired_edges = Gauge(
+            "oncall_graph_retired_edges", "Edge facts retired over the stored history", registry=r
+        )
+        # Bounded: see bot/bounded_labels.py for why only the first names get their own label.
+        self.unresolved_by_name = Counter(
+            "oncall_graph_unresolved_by_name",
+            "Names that resolved to no entity, canonicalized; after the first 100 distinct, 'other'",
+            ["name"],
+            registry=r,
+        )
+        self.name_labels = BoundedLabels()
+
+    def unresolved_name(self, command: str, name: str, *, by_name: bool = True) -> None:
+        """Count a name that did not resolve; `by_name` False when it names an entity hidden from the asker."""
+        self.unresolved.labels(command).inc()
+        if by_name:
+            self.unresolved_by_name.labels(self.name_labels.label(name)).inc()
+
+    def watch_sources(self, lag: Callable[[], LagReport]) -> None:
+        """Serve each source's age and staleness, read at every scrape."""
+        self.registry.register(SourceAgeCollector(lag))

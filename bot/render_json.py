@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -9,6 +10,7 @@ from graph.ask import Answer
 from graph.blast import BlastRadius
 from graph.hygiene import LintReport
 from graph.names import Resolution
+from graph.passages import CitedPassage
 from graph.paths import CitedPath
 from graph.snapshot import EdgeFacts, Snapshot
 from graph.suspects import SuspectDeploy, Suspects
@@ -112,6 +114,21 @@ def suspects_json(query: str, result: Suspects) -> Json:
         ],
         "own_deploys": [_deploy_json(s) for s in result.own_deploys],
     }
+
+
+def passages_json(passages: Sequence[CitedPassage]) -> list[Json]:
+    """The runbook passages quoted beside an answer (the `passages` key)."""
+    return [
+        {
+            "locator": c.locator,
+            "entity": c.entity,
+            "text": c.text,
+            "document": c.passage.document,
+            "heading": c.passage.heading,
+            "line": c.passage.line,
+        }
+        for c in passages
+    ]
 
 
 def path_json(result: CitedPath) -> Json:

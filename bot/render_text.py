@@ -5,7 +5,7 @@ Pure: returns rich `Text` lines; styles vanish by themselves when output is pipe
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from itertools import groupby
 
@@ -18,6 +18,7 @@ from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
 from graph.hygiene import LintReport
 from graph.names import Resolution
+from graph.passages import CitedPassage, snippet
 from graph.paths import CitedPath
 from graph.refs import short_name
 from graph.snapshot import Snapshot
@@ -100,6 +101,18 @@ def render_suspects(result: Suspects) -> list[Text]:
         lines.append(Text("  it depends on nothing in the graph"))
     if not result.suspect_deploys:
         lines.append(Text("no deploys in the window", style="green"))
+    return lines
+
+
+def render_passages(passages: Sequence[CitedPassage]) -> list[Text]:
+    """One "Runbooks:" line per quoted passage: where it is, which entity it is about, how it starts."""
+    lines = []
+    for cited in passages:
+        line = Text("Runbooks: ", style="bold")
+        line.append(cited.locator, style="cyan")
+        line.append(f" ({short_name(cited.entity)}) — ", style="dim")
+        line.append(snippet(cited.passage), style="dim")
+        lines.append(line)
     return lines
 
 

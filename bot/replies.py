@@ -6,6 +6,7 @@ No Slack client here: handlers deliver the message.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import timedelta
 
 from bot.blocks import (
@@ -17,7 +18,11 @@ from bot.blocks import (
 )
 from bot.deps import BotDeps
 from bot.durations import parse_window
+from bot.instrument import note_counts, note_entities
+from bot.picture_dot import blast_dot, suspects_dot
 from graph.blast import blast_radius
+from graph.names import resolve
+from graph.passages import blast_entities, cite_passages, suspects_entities
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer, resolve_for
@@ -60,11 +65,21 @@ def reply_to_command(
         return format_refusal(f"Usage: {usage}")
     resolution = resolve_for(snapshot, name, viewer)
     if resolution.entity is None:
-        deps.metrics.unresolved.labels(command).inc()
+        # A name hidden from this asker is no gap in the catalog: it is counted, but not by name.
+        deps.metrics.unresolved_name(command, name, by_name=resolve(snapshot.aliases, name).entity is None)
         return format_unresolved(name, resolution, command=command)
+    note_entities(resolution.entity)
     now = deps.clock()
     if command == BLAST:
         result = blast_radius(snapshot, resolution.entity, max_depth=depth, viewer=viewer)
-        return format_blast_radius(result, snapshot, now=now, stale_after=deps.stale_after, shared=shared)
+        note_counts(impacted=result.impacted_count)
+        quoted = cite_passages(snapshot, blast_entities(result), viewer=viewer)
+        message = format_blast_radius(
+            result, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted
+        )
+        return replace(message, draw_picture=lambda: blast_dot(result))
     found = suspects(snapshot, resolution.entity, now=now, window=window, viewer=viewer)
-    return format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared)
+    note_counts(dependencies=len(found.dependencies))
+    quoted = cite_passages(snapshot, suspects_entities(found), viewer=viewer)
+    message = format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted)
+    return replace(message, draw_picture=lambda: suspects_dot(found, snapshot))

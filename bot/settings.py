@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     extract_model: str = Field(DEFAULT_EXTRACT_MODEL, min_length=1, validation_alias="ONCALL_GRAPH_EXTRACT_MODEL")
     pagerduty_webhook_secrets: str = Field("", validation_alias="PAGERDUTY_WEBHOOK_SECRETS")
     pagerduty_channels: str = Field("", validation_alias="ONCALL_GRAPH_PAGERDUTY_CHANNELS")
+    log_format: str = Field("text", validation_alias="ONCALL_GRAPH_LOG_FORMAT")
+    otel_endpoint: str = Field("", validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    otel_service_name: str = Field("oncall-graph", validation_alias="OTEL_SERVICE_NAME")
 
     def sources(self, kind: str) -> tuple[str, ...]:
         return split_list(str(getattr(self, kind)))

@@ -11,7 +11,7 @@ from datetime import datetime
 from operator import attrgetter
 from types import MappingProxyType
 
-from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Problem, SourceFacts, SourceMark
+from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts, SourceMark
 from graph.names import AliasIndex, loose, resolve, slug
 from graph.refs import RefError, format_ref, split_ref
 from graph.relations import OWNED_BY, RUNTIME_KINDS, propagates
@@ -108,7 +108,17 @@ def _build(batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[
         problems=tuple(work.problems) + hygiene.dangling + hygiene.kindless + hygiene.ambiguous_names,
         hygiene=hygiene,
         edge_count=count,
+        passages=collect_passages(batches),
     )
+
+
+def collect_passages(batches: Iterable[SourceFacts]) -> tuple[Passage, ...]:
+    """Every source's passages, each once (two sources may read the same folder)."""
+    found: dict[tuple[str, int, str], Passage] = {}
+    for batch in batches:
+        for passage in batch.passages:
+            found.setdefault((passage.locator, passage.line, passage.text), passage)
+    return tuple(found.values())
 
 
 def _add_entities(work: _Work, entities: Iterable[Entity]) -> None:

@@ -122,6 +122,25 @@ class AliasClaim:
 
 
 @dataclass(frozen=True, slots=True)
+class Passage:
+    """A runbook paragraph or list block, cited where it stands, to quote beside an answer.
+
+    `locator` is what people are shown (`runbooks/redis.md §Failover`, or `notes.txt:12` where the
+    document has no headings); `heading` is the nearest heading and `headings` the whole path from
+    the top; `line` is where the passage starts. Code in `text` is always fenced (```), so the
+    build can leave it out when it looks for the entities a passage names.
+    """
+
+    source: str
+    locator: str
+    heading: str
+    text: str
+    line: int
+    document: str = ""
+    headings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SourceFacts:
     """Everything one source said in one read, plus what was wrong with it."""
 
@@ -131,6 +150,7 @@ class SourceFacts:
     deploys: tuple[Deploy, ...] = ()
     aliases: tuple[AliasClaim, ...] = ()
     problems: tuple[Problem, ...] = ()
+    passages: tuple[Passage, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,8 +41,17 @@ def canonical(text: str) -> str:
 
 
 def canonical_words(text: str) -> list[str]:
+    return trim_words(name_words(text))
+
+
+def name_words(text: str) -> list[str]:
+    """The words of `text` as names are compared: CamelCase split, case-folded, separators dropped."""
     spaced = _CAMEL.sub(" ", unicodedata.normalize("NFKC", text))
-    words = [w for w in _SEPARATORS.split(spaced.casefold()) if w]
+    return [w for w in _SEPARATORS.split(spaced.casefold()) if w]
+
+
+def trim_words(words: list[str]) -> list[str]:
+    """Leading articles and "svc"/"service" affixes removed, never the last word."""
     changed = True
     while changed and len(words) > 1:
         before = len(words)
@@ -144,6 +153,10 @@ class AliasIndex:
             if refs:
                 return tier, refs
         return "", frozenset()
+
+    def tier(self, name: str) -> Mapping[str, frozenset[str]]:
+        """Every key of one tier ("exact", "canonical", "loose") and the refs it names (read-only)."""
+        return self._tiers[name]
 
     def collisions(self) -> tuple[AliasCollision, ...]:
         """Keys claimed by more than one entity, in the tiers where they would be looked up."""

@@ -10,12 +10,13 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from graph.facts import Assertion, Citation, Deploy, Entity, Problem, SourceMark
+from graph.facts import Assertion, Citation, Deploy, Entity, Passage, Problem, SourceMark
 from graph.names import AliasIndex
 from graph.relations import OWNED_BY
 
 if TYPE_CHECKING:
     from graph.compiled import WalkIndex
+    from graph.passages import PassageIndex
 
 # Catalog-backed edges outrank any number of text corroborations when paths are compared.
 CATALOG_RANK = 1_000
@@ -80,6 +81,7 @@ class Snapshot:
     problems: tuple[Problem, ...] = ()
     hygiene: Hygiene = field(default_factory=Hygiene)
     edge_count: int = 0
+    passages: tuple[Passage, ...] = ()
 
     def edge(self, src: str, rel: str, dst: str) -> EdgeFacts | None:
         for facts in self.out_edges.get(src, ()):
@@ -106,10 +108,15 @@ class Snapshot:
     def with_marks(self, marks: Mapping[str, SourceMark]) -> Snapshot:
         """The same graph with fresher source marks; compiled indexes carry over."""
         fresh = replace(self, marks=MappingProxyType(dict(marks)))
-        for cached in ("walk_index", "graph", "restricted"):
+        for cached in ("walk_index", "graph", "restricted", "passage_index"):
             if cached in self.__dict__:
                 fresh.__dict__[cached] = self.__dict__[cached]
         return fresh
+
+    def warm(self) -> None:
+        """Compute the indexes every answer uses (walks, visibility, runbook passages) now."""
+        for cached in ("walk_index", "restricted", "passage_index"):
+            getattr(self, cached)
 
     @cached_property
     def restricted(self) -> frozenset[str]:
@@ -117,6 +124,17 @@ class Snapshot:
         from graph.visibility import restricted_refs
 
         return restricted_refs(self)
+
+    @cached_property
+    def passage_index(self) -> PassageIndex:
+        """Runbook passages linked to the entities they name: built on first use, once per graph."""
+        from graph.passages import index_passages
+
+        return index_passages(self.passages, self.aliases)
+
+    def passages_for(self, ref: str) -> tuple[Passage, ...]:
+        """Passages naming `ref`, best first: named in their heading, then the most specific."""
+        return tuple(linked.passage for linked in self.passage_index.for_entity(ref))
 
     @cached_property
     def walk_index(self) -> WalkIndex:
@@ -147,6 +165,7 @@ class SnapshotRef:
         return self._current
 
     def swap(self, new: Snapshot) -> Snapshot | None:
+        new.warm()  # before it serves: no one's first query after a sync pays for the indexes
         with self._lock:
             old, self._current = self._current, new
         return old

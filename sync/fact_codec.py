@@ -14,9 +14,10 @@ from typing import Any
 
 import orjson
 
-from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Problem, SourceFacts
+from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts
 
 ENTITY, ASSERTION, DEPLOY, ALIAS, PROBLEM = "entity", "assertion", "deploy", "alias", "problem"
+PASSAGE = "passage"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,7 @@ _CLASSES: dict[str, type[Any]] = {
     DEPLOY: Deploy,
     ALIAS: AliasClaim,
     PROBLEM: Problem,
+    PASSAGE: Passage,
 }
 _FIELDS = {cls: _defaults(cls) for cls in _CLASSES.values()}
 
@@ -105,6 +107,7 @@ def _groups(facts: SourceFacts) -> tuple[tuple[str, Sequence[Any]], ...]:
         (DEPLOY, facts.deploys),
         (ALIAS, facts.aliases),
         (PROBLEM, facts.problems),
+        (PASSAGE, facts.passages),
     )
 
 
@@ -120,6 +123,8 @@ def decode_facts(source: str, rows: Sequence[tuple[str, str]]) -> SourceFacts:
             d["citation"] = _uncitation(d["citation"], seen)
         if "deployed_at" in d:
             d["deployed_at"] = datetime.fromisoformat(d["deployed_at"])
+        if "headings" in d:
+            d["headings"] = tuple(d["headings"])
         decoded[kind].append(_CLASSES[kind](**d))
     return SourceFacts(
         source,
@@ -128,4 +133,5 @@ def decode_facts(source: str, rows: Sequence[tuple[str, str]]) -> SourceFacts:
         tuple(decoded[DEPLOY]),
         tuple(decoded[ALIAS]),
         tuple(decoded[PROBLEM]),
+        tuple(decoded[PASSAGE]),
     )

@@ -8,8 +8,9 @@ are replaced in one transaction. Then the snapshot is rebuilt from all stored fa
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from graph.build import build_snapshot
@@ -36,6 +37,7 @@ class SourceOutcome:
     added: int = 0
     retired: int = 0
     problems: int = 0
+    seconds: float = 0.0  # wall time of reading and storing it (a monotonic measure, not the injected clock)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +71,9 @@ def sync_once(
     for spec in specs:
         store.ensure_source(spec.name, spec.kind, spec.location)
         state = states.get(spec.name)
-        started = clock()
+        started, timer = clock(), time.perf_counter()
         outcome = _sync_source(spec, store, state.content_version if state else "", clock, max_drop, access)
+        outcome = replace(outcome, seconds=time.perf_counter() - timer)
         store.record_run(
             SyncRun(
                 spec.name,
@@ -109,7 +112,7 @@ def _sync_source(
         read = read_changed(spec, previous, access)
     except Exception as exc:  # noqa: BLE001 - a broken source must never stop the others
         error = f"{type(exc).__name__}: {exc}"
-        log.warning("source %s failed; keeping its last good facts: %s", spec.name, error)
+        log.warning("source %s failed; keeping its last good facts: %s", spec.name, error, extra={"source": spec.name})
         store.record_failure(spec.name, at=clock(), error=error)
         return SourceOutcome(spec.name, FAILED, error=error)
     if read is None:
@@ -125,7 +128,7 @@ def _sync_source(
     before = store.live_fact_count(spec.name)
     if _drops_too_much(before, count, max_drop):
         reason = f"would drop {before - count} of {before} facts (limit {max_drop:.0%})"
-        log.warning("source %s held for review: %s", spec.name, reason)
+        log.warning("source %s held for review: %s", spec.name, reason, extra={"source": spec.name})
         store.hold(spec.name, facts, at=clock(), version=version, reason=reason)
         return SourceOutcome(spec.name, HELD, error=reason, items=count)
     applied = store.apply(spec.name, facts, at=clock(), version=version)
@@ -133,7 +136,9 @@ def _sync_source(
 
 
 def fact_count(facts: SourceFacts) -> int:
-    return len(facts.entities) + len(facts.assertions) + len(facts.deploys) + len(facts.aliases)
+    # Passages count like the other stored facts: the store's live count, which a read is compared
+    # with to catch a suspicious drop, holds them too.
+    return len(facts.entities) + len(facts.assertions) + len(facts.deploys) + len(facts.aliases) + len(facts.passages)
 
 
 def _drops_too_much(before: int, after: int, max_drop: float) -> bool:

@@ -135,7 +135,7 @@ class _Scanner:
             self._start(number, text[item.end() :], item=True)
             self._in_list = True
         elif self._open and _continues(self._lines[-1][1], text):
-            self._lines.append((number, _clean_inline(text)))
+            self._lines.append((number, clean_inline(text)))
         else:
             self._start(number, text, item=False)
             self._in_list = self._in_list and indent >= 2
@@ -154,7 +154,7 @@ class _Scanner:
         return paragraphs, tuple(problems)
 
     def _start(self, number: int, text: str, *, item: bool) -> None:
-        self._lines = [(number, _clean_inline(text))]
+        self._lines = [(number, clean_inline(text))]
         self._paragraphs.append((item, self._lines))
         self._open = True
 
@@ -203,7 +203,7 @@ def _continues(previous: str, text: str) -> bool:
     return len(text.split()) < 3  # a short capitalised tail ("Team.") finishes a wrapped name
 
 
-def _clean_inline(line: str) -> str:
+def clean_inline(line: str) -> str:
     line = _RST_LINK.sub(r"\1", _RST_ROLE.sub("", line))
     parts, last = [], 0
     # Code spans are kept verbatim: `redis_main` must not lose its underscore to the emphasis rules.

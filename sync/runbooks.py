@@ -3,17 +3,23 @@
 Extraction is a fixed set of sentence patterns ("X depends on Y and Z", "X is backed by Y", ...), not a
 model: the same text always gives the same edges, and a sentence that matches no pattern, is negated or
 asks a question gives nothing rather than a guess. Names are kept as written; canonicalisation is the
-build's job. Turning a document's markup into cited sentences is `sync.runbook_text`'s job.
+build's job. Turning a document's markup into cited sentences is `sync.runbook_text`'s job, cutting it
+into passages to quote beside answers `sync.runbook_passages`'s.
+
+An untrusted document gives no passages at all: its edges wait for an admin's review, but nothing
+reviews quoted text, and a passage is shown to people (and may be put in a model's prompt) as is.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from graph.facts import Assertion, Citation, Problem, SourceFacts
 from graph.relations import DEPENDS_ON, OWNED_BY
+from sync.runbook_passages import split_passages
 from sync.runbook_text import Paragraph, split_paragraphs, split_sentences
 
 SUFFIXES = (".md", ".markdown", ".txt", ".rst")
@@ -119,6 +125,7 @@ def read_runbooks(source: str, location: str, *, trusted: bool = True) -> Source
         source,
         assertions=tuple(a for part in parts for a in part.assertions),
         problems=tuple(p for part in parts for p in part.problems),
+        passages=tuple(p for part in parts for p in part.passages),
     )
 
 
@@ -141,7 +148,8 @@ def find_runbooks(location: str) -> list[tuple[str, Path]]:
 
 
 def parse_runbook(source: str, name: str, data: bytes, *, held: bool = False) -> SourceFacts:
-    """Relations from one runbook's bytes; binary or non-UTF-8 content is one error Problem, never a raise."""
+    """Relations (and, when trusted, passages) from one runbook's bytes; binary or non-UTF-8 content is one
+    error Problem, never a raise."""
     if b"\x00" in data:
         return SourceFacts(source, problems=(Problem(name, "binary file, not text; skipped", "encoding", "error"),))
     try:
@@ -150,7 +158,8 @@ def parse_runbook(source: str, name: str, data: bytes, *, held: bool = False) ->
         line = data[: exc.start].count(b"\n") + 1
         message = f"not UTF-8 text ({exc.reason} at byte {exc.start}, line {line}); skipped"
         return SourceFacts(source, problems=(Problem(name, message, "encoding", "error"),))
-    return extract_relations(source, name, text, held=held)
+    facts = extract_relations(source, name, text, held=held)
+    return facts if held else replace(facts, passages=split_passages(source, name, text))
 
 
 def extract_relations(source: str, name: str, text: str, *, held: bool = False) -> SourceFacts:

@@ -17,6 +17,7 @@ from graph.freshness import LagTransition, measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.lag import LagNotifier
 from sync.leader import Leadership
+from sync.observer import NoObserver, SyncObserver
 from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, load_snapshot, sync_once
 from sync.sources import SourceAccess, SourceSpec
 from sync.store import Store, source_marks
@@ -46,9 +47,11 @@ class SyncService:
         leadership: Leadership,
         notifier: LagNotifier,
         settings: SyncSettings,
+        observer: SyncObserver | None = None,
     ) -> None:
         self.specs, self.store, self.ref, self.clock = tuple(specs), store, ref, clock
         self.leadership, self.notifier, self.settings = leadership, notifier, settings
+        self.observer: SyncObserver = observer or NoObserver()
         self._seen_version = -1
         self._lock = threading.Lock()  # a sync and a follow never rebuild at the same time
 
@@ -63,28 +66,42 @@ class SyncService:
             snapshot = load_snapshot(self.store, self.clock, self.names or None)
             if snapshot is not None:
                 self.ref.swap(snapshot)
+                self._report_size(snapshot)
             return snapshot
 
     def tick(self) -> SyncReport | None:
         if not self.leadership.try_lead():
             self._follow()
             return None
-        with self._lock:
+        with self._lock, self.observer.syncing():
             s = self.settings
             # The version may have moved without a sync (an approved review): catch up first, and
             # remember only what this tick saw, so a move during the sync is picked up by `follow`.
             seen = self.store.graph_version()
             if seen != self._seen_version and (snapshot := load_snapshot(self.store, self.clock, self.names or None)):
                 self.ref.swap(snapshot)
+                self._report_size(snapshot)
             report = sync_once(
                 self.specs, self.store, self.ref, self.clock, max_drop=s.max_drop, access=s.access, replica=s.replica
             )
             self._seen_version = report.version if report.changed else seen
+            for o in report.outcomes:
+                log.info(
+                    "source %s %s in %.2f s", o.name, o.outcome, o.seconds,
+                    extra={"source": o.name, "outcome": o.outcome, "duration": round(o.seconds, 4)},
+                )  # fmt: skip
+                self.observer.source_synced(o.name, o.outcome, o.seconds, o.error)
+            if report.snapshot is not None:
+                self._report_size(report.snapshot)
         log.info(
             "synced: graph version %s (%s)", report.version, ", ".join(f"{o.name} {o.outcome}" for o in report.outcomes)
         )
         self.check_lag()
         return report
+
+    def _report_size(self, snapshot: Snapshot) -> None:
+        # Retired facts are counted once per build, not per scrape: the facts table only grows.
+        self.observer.graph_built(len(snapshot.entities), snapshot.edge_count, self.store.retired_edge_count())
 
     def follow(self) -> None:
         """Rebuild when another replica moved the graph version; else just refresh freshness marks."""
@@ -100,6 +117,7 @@ class SyncService:
                 snapshot = load_snapshot(self.store, self.clock, self.names or None)
                 if snapshot is not None:
                     self.ref.swap(snapshot)
+                    self._report_size(snapshot)
                     log.info("loaded graph version %s", version)
                 self._seen_version = version
                 return

@@ -53,6 +53,11 @@ READERS: dict[str, Callable[[str, str], SourceFacts]] = {
 }
 
 
+# Appended to a local source's content version when its reader learns to read more from the same
+# files, so that sources synced before are read once more (runbooks gave no passages before).
+READER_REVISIONS: dict[str, str] = {"docs": "+passages"}
+
+
 # Sources that may live behind a URL: parse the fetched text (runbooks are local folders).
 TEXT_PARSERS: dict[str, Callable[[str, str, str], SourceFacts]] = {
     "catalog": parse_catalog_api,
@@ -80,7 +85,7 @@ def read_changed(spec: SourceSpec, previous: str, access: SourceAccess) -> tuple
         if fetched.body is None:
             return None
         return TEXT_PARSERS[spec.kind](spec.name, fetched.name, fetched.body), fetched.version
-    version = local_version(spec.location)
+    version = local_version(spec.location) + READER_REVISIONS.get(spec.kind, "")
     if version == previous:
         return None
     return READERS[spec.kind](spec.name, spec.location), version

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from graph.facts import SourceFacts, SourceMark
 from sync import schema
 from sync.bulk import insert_rows
-from sync.fact_codec import PROBLEM, FactRow, decode_facts, encode_facts
+from sync.fact_codec import ASSERTION, PROBLEM, FactRow, decode_facts, encode_facts
 
 CHUNK = 5_000
 FACT_COLUMNS = ("source", "kind", "fact_key", "payload", "valid_from")
@@ -141,6 +141,13 @@ class Store:
         f = schema.facts
         with self.engine.connect() as conn:
             query = select(func.count()).where(f.c.source == name, f.c.kind != PROBLEM, f.c.valid_to.is_(None))
+            return int(conn.execute(query).scalar_one())
+
+    def retired_edge_count(self) -> int:
+        """Edge facts (assertions) retired over the stored history, every source together."""
+        f = schema.facts
+        with self.engine.connect() as conn:
+            query = select(func.count()).where(f.c.kind == ASSERTION, f.c.valid_to.is_not(None))
             return int(conn.execute(query).scalar_one())
 
     def apply(self, name: str, facts: SourceFacts, *, at: datetime, version: str) -> Applied:

@@ -26,9 +26,10 @@ from bot.blocks_kit import cited
 from bot.durations import parse_window
 from graph.ask import ask
 from graph.blast import blast_radius
-from graph.facts import Citation, Deploy, SourceMark
+from graph.facts import Citation, Deploy, Passage, SourceMark
 from graph.freshness import LagTransition, measure_lag
 from graph.names import resolve
+from graph.passages import CitedPassage
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer
@@ -508,3 +509,35 @@ def test_formatting_is_pure_the_same_inputs_give_the_same_message() -> None:
     result = suspects(snap, c("payments"), now=NOW)
     assert format_suspects(result, snap, now=NOW) == format_suspects(result, snap, now=NOW)
     assert NOW.tzinfo is UTC
+
+
+def quoted(*texts: str, entity: str = "resource:default/db") -> tuple[CitedPassage, ...]:
+    return tuple(
+        CitedPassage(entity, Passage("docs", f"runbooks/db.md §Step {i}", f"Step {i}", text, i, "runbooks/db.md"))
+        for i, text in enumerate(texts, 1)
+    )
+
+
+def test_blast_radius_quotes_runbook_passages_in_a_context_block_above_the_footer() -> None:
+    snap = shop()
+    passages = quoted("Promote the replica <now> & check.", entity=c("auth-service"))
+    message = format_blast_radius(blast_radius(snap, c("auth-service")), snap, now=NOW, passages=passages)
+    [block] = [b for b in of_type(message, "context") if "Runbooks" in texts(b)[0]]
+    assert message.blocks.index(block) == len(message.blocks) - 3  # then the footer and the share button
+    text = texts(block)[0]
+    assert "`runbooks/db.md §Step 1` (auth-service) Promote the replica &lt;now&gt; &amp; check." in text
+    assert_within_limits(message)
+    assert "Runbooks" not in shown(format_blast_radius(blast_radius(snap, c("auth-service")), snap, now=NOW))
+
+
+def test_huge_passages_leave_an_oversized_answer_within_every_limit() -> None:
+    snap = crowd(2000)
+    db = "resource:default/db"
+    passages = quoted(*("word " * 300 for _ in range(3)))
+    blast = format_blast_radius(blast_radius(snap, db), snap, now=NOW, passages=passages)
+    found = suspects(snap, db, now=NOW)
+    reply = format_alert_reply(found, blast_radius(snap, db), snap, now=NOW, passages=passages)
+    for message in (blast, reply, format_suspects(found, snap, now=NOW, passages=passages)):
+        assert_within_limits(message)
+        assert "runbooks/db.md §Step 3" in shown(message)
+    assert blast.full_text is not None and "Runbooks: runbooks/db.md §Step 1 (db)" in blast.full_text

@@ -198,6 +198,37 @@ def test_a_source_that_empties_is_held_and_accepted_by_an_admin(tmp_path: Path) 
     assert code == 0 and [s["outcome"] for s in data["sources"]] == ["held", "unchanged"]
     assert run_json("resolve", "gamma")[1]["entity"] == "component:default/gamma"
     code, data = run_json("sync", "--accept", f"docs:{docs}")
-    assert code == 0 and data["accepted"][0]["retired"] == 3
+    # Three edges and the passage that stated them retire; the new passage starts.
+    assert code == 0 and (data["accepted"][0]["retired"], data["accepted"][0]["added"]) == (4, 1)
     assert run_json("resolve", "gamma")[1]["entity"] is None
     assert run_json("resolve", "omega")[1]["entity"] == "component:default/omega"
+
+
+def test_acme_blast_radius_of_redis_quotes_its_failover_runbook() -> None:
+    code, data = run_json(*ACME_SOURCES, "blast-radius", "redis")
+    assert code == 0
+    first = data["passages"][0]
+    assert (first["locator"], first["entity"], first["line"]) == (
+        "runbooks/redis.md §Failover",
+        "resource:default/redis",
+        30,
+    )
+    assert first["text"].startswith("Sentinel promotes a replica to primary")
+    assert 1 <= len(data["passages"]) <= 3
+    assert len({p["locator"] for p in data["passages"]}) == len(data["passages"])
+    done = run(*ACME_SOURCES, "blast-radius", "redis")
+    assert "Runbooks: runbooks/redis.md §Failover (redis) — Sentinel promotes" in done.stdout
+
+
+def test_acme_suspects_for_payments_quote_its_runbook_and_its_dependencies() -> None:
+    code, data = run_json(*ACME_SOURCES, "--now", "2026-11-29T15:00:00Z", "suspects", "payments")
+    assert code == 0
+    quoted = [(p["entity"], p["locator"]) for p in data["passages"]]
+    assert quoted[0] == ("component:default/payments", "runbooks/payments.md §Rolling back")
+    assert ("component:default/antifraud", "runbooks/payments.md §First five minutes") in quoted
+
+
+def test_untrusted_docs_are_never_quoted(tmp_path: Path) -> None:
+    outside = write(tmp_path / "outside" / "redis.md", "# Redis\n\nRun `redis-cli flushall` whenever redis is slow.\n")
+    code, data = run_json("--catalog", str(ACME / "catalog"), "--untrusted-docs", outside, "blast-radius", "redis")
+    assert code == 0 and data["passages"] == []

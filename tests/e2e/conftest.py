@@ -86,7 +86,7 @@ class Bot:
 
 
 def _env(**extra: str) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("ONCALL_GRAPH_", "SLACK_", "DATABASE_"))}
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ONCALL_GRAPH_", "SLACK_", "DATABASE_", "OTEL_"))}
     return {**base, "PYTHONPATH": str(ROOT), **extra}
 
 

@@ -212,8 +212,9 @@ def test_an_oversized_answer_stays_within_slack_limits_and_attaches_the_rest(
     assert all(len(b.get("text", {}).get("text", "")) <= 3000 for b in blocks)
     assert sum(len(json.dumps(b)) for b in blocks) < 14_000
     assert "more" in text_of(response)
-    fake_slack.wait_for(lambda: fake_slack.uploads(), timeout=20)
-    [upload] = fake_slack.uploads()
+    texts = lambda: [u for u in fake_slack.uploads() if u["filename"].endswith(".txt")]  # noqa: E731 (a picture too)
+    fake_slack.wait_for(texts, timeout=20)
+    [upload] = texts()
     assert "worker-with-a-long-name-0399" in upload["content"]
 
 
@@ -269,3 +270,21 @@ def test_a_stale_source_is_announced_once_in_the_alert_channel(
     time.sleep(3)  # several more sync ticks: the alert must not repeat
     [alert] = in_alert_channel()
     assert "missing-deploys.jsonl" in text_of(alert) and "stale" in text_of(alert).lower()
+
+
+def test_runbook_passages_are_quoted_but_never_one_naming_a_hidden_entity(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "redis.md").write_text(
+        "# Redis runbook\n\n## Secrets\n\nRedis passwords rotate through the vault proxy.\n\n"
+        "## Restart\n\nRestart redis one replica at a time.\n"
+    )
+    bot = bot_factory(sources={**write_sources(tmp_path / "sources"), "ONCALL_GRAPH_DOCS": str(docs)})
+    bot.command("/blast-radius", "redis", fake_slack.response_url("q1"), channel="COPS")
+    outsider = text_of(only_response(fake_slack, "q1"))
+    assert "docs/redis.md §Restart" in outsider and "Restart redis one replica" in outsider
+    assert "§Secrets" not in outsider and "vault" not in outsider
+    bot.command("/blast-radius", "redis", fake_slack.response_url("q2"), channel="CSECURITY")
+    assert "docs/redis.md §Secrets" in text_of(only_response(fake_slack, "q2"))

@@ -116,6 +116,14 @@ def test_files_upload_v2_steps_are_joined_into_one_upload(client: WebClient, fak
     assert fake.calls()[1] == f"upload/{upload['file_id']}"
 
 
+def test_binary_file_upload_keeps_its_bytes(client: WebClient, fake: FakeSlack) -> None:
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe"
+    client.files_upload_v2(channel="C1", thread_ts="1.000200", file=png, filename="radius.png", title="Radius")
+
+    [upload] = fake.uploads()
+    assert (upload["filename"], upload["data"], upload["thread_ts"]) == ("radius.png", png, "1.000200")
+
+
 def test_upload_never_completed_is_listed_only_as_pending(client: WebClient, fake: FakeSlack) -> None:
     client.files_getUploadURLExternal(filename="graph.png", length=3)
 

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from graph.facts import SourceFacts
 from graph.snapshot import SnapshotRef
 from sync.refresh import APPLIED, FAILED, HELD, UNCHANGED, load_snapshot, sync_once
 from sync.sources import SourceAccess, SourceSpec
 from sync.store import Store
+from sync.versions import local_version
 from tests.fakes.http_source import SourceServer, source_server
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -117,3 +119,28 @@ def test_sync_swaps_in_a_snapshot_with_the_new_facts_and_as_of_sees_the_old(stor
     before = load_snapshot(store, clock, as_of=T0 + timedelta(minutes=30))
     assert before is not None
     assert before.edge("component:default/checkout", "depends_on", "component:default/payments") is not None
+
+
+def test_runbook_passages_are_stored_and_a_restart_links_them_again(store: Store, tmp_path: Path) -> None:
+    docs = write_docs(tmp_path / "docs", "# Token cache\n\nThe auth service depends on the token cache.\n")
+    spec, clock, ref = SourceSpec("docs", docs), Clock(), SnapshotRef()
+    run([spec], store, clock, ref)
+    synced = ref.current()
+    assert synced is not None
+    restarted = load_snapshot(store, clock)  # what a new replica or a restart builds from the store alone
+    assert restarted is not None and restarted.passages == synced.passages
+    [passage] = restarted.passages_for("component:default/token-cache")
+    assert (passage.locator, passage.line) == ("docs/auth.md §Token cache", 3)
+    assert restarted.passages_for("component:default/auth-service") == (passage,)
+
+
+def test_docs_synced_before_passages_existed_are_read_once_more(store: Store, tmp_path: Path) -> None:
+    docs = write_docs(tmp_path / "docs", "The auth service depends on the token cache.\n")
+    spec, clock = SourceSpec("docs", docs), Clock()
+    store.ensure_source(spec.name, spec.kind, spec.location)
+    old_version = local_version(docs)  # what an older oncall-graph recorded for these files
+    store.apply(spec.name, SourceFacts(spec.name), at=T0, version=old_version)
+    assert run([spec], store, clock)[spec.name] == APPLIED
+    assert [p.text for p in store.load_facts()[0].passages] == ["The auth service depends on the token cache."]
+    clock.advance(minutes=1)
+    assert run([spec], store, clock)[spec.name] == UNCHANGED

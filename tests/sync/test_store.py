@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from graph.facts import Assertion, Citation, Deploy, Entity, Problem, SourceFacts
+from graph.facts import Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts
 from sync.database import migrate
 from sync.store import Store, SyncRun
 
@@ -132,6 +133,27 @@ def test_migrations_create_exactly_the_tables_the_code_declares(store: Store) ->
     with store.engine.connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), metadata)
     assert differences == []
+
+
+def test_passages_round_trip_exactly_and_keep_their_history(store: Store) -> None:
+    docs = "docs:runbooks"
+    text = "Sentinel promotes a replica.\n```\nredis-cli failover\n```"
+    failover = Passage(
+        docs, "runbooks/redis.md §Failover", "Failover", text, 7, "runbooks/redis.md", ("Redis runbook", "Failover")
+    )
+    notes = Passage(docs, "runbooks/notes.txt:1", "", "Redis notes — ünïcode kept.", 1, "runbooks/notes.txt")
+    store.ensure_source(docs, "docs", "runbooks")
+    first = store.apply(docs, SourceFacts(docs, passages=(failover, notes)), at=T0, version="v1")
+    assert (first.added, first.retired) == (2, 0)
+    assert store.live_fact_count(docs) == 2
+    [loaded] = store.load_facts()
+    assert loaded.passages == (failover, notes)
+    edited = replace(failover, text="Sentinel promotes a replica within 30 seconds.")
+    second = store.apply(docs, SourceFacts(docs, passages=(edited, notes)), at=T0 + timedelta(hours=1), version="v2")
+    assert (second.added, second.retired) == (1, 1)
+    assert store.load_facts()[0].passages == (notes, edited)
+    [then] = store.load_facts(as_of=T0 + timedelta(minutes=30))
+    assert set(then.passages) == {failover, notes}
 
 
 def test_history_windows_hold_to_the_second_for_bulk_inserted_facts(store: Store) -> None:

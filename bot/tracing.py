@@ -1,0 +1,81 @@
+"""OpenTelemetry traces, the one module that touches OpenTelemetry.
+
+Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set: until `start_tracing` installs the SDK, the API's
+tracer is a no-op, so the spans below cost next to nothing and export nowhere. The SDK and the
+OTLP/HTTP exporter are imported only when tracing is turned on.
+
+The SDK reads its own standard variables too (OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_SCHEDULE_DELAY,
+OTEL_TRACES_SAMPLER, ...); the endpoint and service name come from our settings so `.env` works.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+
+from opentelemetry import trace
+from opentelemetry.trace import Span
+
+log = logging.getLogger(__name__)
+_tracer = trace.get_tracer("oncall-graph")  # a proxy: picks up the provider once one is installed
+PREFIX = "oncall_graph."
+
+
+def traces_url(endpoint: str) -> str:
+    """The OTLP/HTTP traces URL for a base endpoint, as the standard variable means it."""
+    return f"{endpoint.strip().removesuffix('/')}/v1/traces"
+
+
+def start_tracing(endpoint: str, service_name: str) -> Callable[[], None]:
+    """Export spans in batches to `endpoint`; returns the shutdown that flushes what is left."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url(endpoint))))
+    trace.set_tracer_provider(provider)
+    log.info("exporting traces to %s", traces_url(endpoint))
+    return provider.shutdown
+
+
+@contextmanager
+def query_span(command: str, text: str) -> Iterator[Span]:
+    """Around one answer (command, mention or alert); an exception is recorded on it."""
+    attributes = {f"{PREFIX}command": command, f"{PREFIX}query.text": text}
+    with _tracer.start_as_current_span(f"oncall-graph {command}", attributes=attributes) as span:
+        yield span
+
+
+def annotate_query(span: Span, entities: Sequence[str], counts: Mapping[str, int]) -> None:
+    span.set_attribute(f"{PREFIX}entities", list(entities))
+    span.set_attribute(f"{PREFIX}resolved", bool(entities))
+    for name, count in counts.items():
+        span.set_attribute(f"{PREFIX}{name}_count", count)
+
+
+@contextmanager
+def sync_span() -> Iterator[Span]:
+    with _tracer.start_as_current_span("oncall-graph sync") as span:
+        yield span
+
+
+def note_source(source: str, outcome: str, seconds: float, error: str) -> None:
+    """One source's result, as an event on the sync span it ran in."""
+    attributes: dict[str, str | float] = {
+        f"{PREFIX}source": source,
+        f"{PREFIX}outcome": outcome,
+        f"{PREFIX}duration_seconds": seconds,
+    }
+    if error:
+        attributes[f"{PREFIX}error"] = error
+    trace.get_current_span().add_event("source synced", attributes)
+
+
+def note_graph(entities: int, edges: int, retired_edges: int) -> None:
+    span = trace.get_current_span()
+    span.set_attribute(f"{PREFIX}entities_count", entities)
+    span.set_attribute(f"{PREFIX}edges_count", edges)
+    span.set_attribute(f"{PREFIX}retired_edges_count", retired_edges)
