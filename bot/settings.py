@@ -6,6 +6,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATABASE_URL = "sqlite:///oncall-graph.db"
+DEFAULT_EXTRACT_MODEL = "claude-haiku-4-5"
 
 
 def split_list(value: str) -> tuple[str, ...]:
@@ -44,6 +45,8 @@ class Settings(BaseSettings):
     port: int = Field(3000, validation_alias="PORT")
     anthropic_api_key: str = Field("", validation_alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str = Field("", validation_alias="ANTHROPIC_BASE_URL")
+    # `oncall-graph extract` only: it forces one tool call per chunk, so the model must accept a forced tool choice.
+    extract_model: str = Field(DEFAULT_EXTRACT_MODEL, min_length=1, validation_alias="ONCALL_GRAPH_EXTRACT_MODEL")
     pagerduty_webhook_secrets: str = Field("", validation_alias="PAGERDUTY_WEBHOOK_SECRETS")
     pagerduty_channels: str = Field("", validation_alias="ONCALL_GRAPH_PAGERDUTY_CHANNELS")
     log_format: str = Field("text", validation_alias="ONCALL_GRAPH_LOG_FORMAT")
