@@ -8,7 +8,7 @@ from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
-from bot import commands, events
+from bot import commands, events, review_actions
 from bot.deps import BotDeps
 
 # Each answer holds a listener thread while it walks and posts, and a command is only acked once
@@ -35,4 +35,5 @@ def build_app(deps: BotDeps, *, client: WebClient, signing_secret: str) -> App:
     )
     commands.register(app, deps)
     events.register(app, deps)
+    review_actions.register(app, deps)
     return app

@@ -307,6 +307,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "lag":
             data = run_lag(specs, store, settings)
             status, lines = EXIT_OK, _lag_lines(data)
+        elif args.command in ("extract", "review"):
+            from bot import cli_review
+
+            try:
+                if args.command == "extract":
+                    status, data, lines = cli_review.run_extract(args, store, settings, err, sys.stdin)
+                else:
+                    status, data, lines = cli_review.run_review(args, store)
+            except cli_review.UsageError as exc:
+                raise UsageError(str(exc)) from exc
         else:
             assert args.command in QUERY_COMMANDS
             snapshot = prepare_snapshot(args, specs, store, settings, err)

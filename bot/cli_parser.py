@@ -63,6 +63,20 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("lag", help="how fresh each source is")
     commands.add_parser("migrate", help="bring the database schema to the latest revision, then exit")
     commands.add_parser("serve", help="the Slack bot with the sync scheduler")
+    extract = commands.add_parser("extract", help="propose relations from documents with a model, held for review")
+    extract.add_argument(
+        "--docs",
+        dest="extract_docs",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="runbook file or folder (default: --docs before the command, or ONCALL_GRAPH_DOCS)",
+    )
+    extract.add_argument("--yes", action="store_true", help="skip the confirmation (required without a terminal)")
+    review = commands.add_parser("review", help="list extracted edges held for review, or approve/reject them")
+    review.add_argument("decision", nargs="?", choices=("approve", "reject"), help="omit to list pending edges")
+    review.add_argument("ids", nargs="*", type=_typed(_positive), metavar="ID")
+    review.add_argument("--by", default="cli", metavar="NAME", help="the reviewer recorded in the audit")
     for sub in (blast, suspect):
         sub.add_argument("--png", metavar="FILE", help="also draw the answer as a PNG (needs Graphviz `dot`)")
     for name, sub in commands.choices.items():

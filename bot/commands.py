@@ -12,6 +12,7 @@ from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
 from bot.blocks import SlackMessage, format_lag, format_refusal
+from bot.blocks_review import with_review_button
 from bot.delivery import message_kwargs, respond_with
 from bot.deps import BotDeps
 from bot.instrument import observed_query
@@ -70,7 +71,8 @@ def register(app: App, deps: BotDeps) -> None:
         def work() -> None:
             snapshot = deps.snapshot()
             counts = deps.hygiene(snapshot) if snapshot is not None else {}
-            respond(**message_kwargs(format_lag(deps.lag(), hygiene=counts, now=deps.clock())))
+            report = format_lag(deps.lag(), hygiene=counts, now=deps.clock())
+            respond(**message_kwargs(with_review_button(report, deps.pending_reviews()[0])))
 
         _timed(deps, "graph-lag", "", work)
 

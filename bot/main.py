@@ -20,6 +20,7 @@ from waitress.server import create_server
 
 from bot.anthropic_model import build_model
 from bot.app import build_app, build_client
+from bot.blocks_review import EDGES_SHOWN
 from bot.cli import source_access
 from bot.deps import BotDeps
 from bot.http import WsgiApp, build_wsgi
@@ -34,9 +35,12 @@ from bot.sync_telemetry import SyncTelemetry
 from bot.tracing import start_tracing
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
 from graph.hygiene import lint
+from graph.review import APPROVED, ProposedEdge
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.lag import LagNotifier, LogNotifier
 from sync.leader import leadership_for
+from sync.refresh import rebuild
+from sync.review_store import ReviewStore
 from sync.schedule import SyncService, SyncSettings, start_scheduler
 from sync.sources import SourceSpec
 from sync.store import Store
@@ -90,6 +94,14 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         return measure_lag(marks, clock(), interval=settings.sync_interval, overrides=overrides)
 
     replica = replica_name()
+    reviews = ReviewStore(store)
+
+    def decide_review(edge_id: int, decision: str, user: str) -> ProposedEdge:
+        [edge] = reviews.decide([edge_id], decision, actor=user, at=clock())
+        if edge.status == APPROVED:
+            rebuild(store, ref, clock, names or None)  # this replica at once; the others follow the version
+        return edge
+
     renderer = PictureRenderer.find()
     if not renderer.available:
         log.warning("%s", renderer.missing_warning())  # once, at start: never once per answer
@@ -109,6 +121,8 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         alert_bots=split_list(settings.alert_bots),
         stale_after=DEFAULT_STALE_INTERVALS * settings.sync_interval,
         hygiene=hygiene_counts,
+        pending_reviews=lambda: (reviews.count(), reviews.edges(limit=EDGES_SHOWN)),
+        decide_review=decide_review,
         pictures=PictureUploads(renderer),
         explainer=model[0] if model else None,
         reader=model[1] if model else None,

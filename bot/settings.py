@@ -9,6 +9,7 @@ DEFAULT_DATABASE_URL = "sqlite:///oncall-graph.db"
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5"
 # The reader needs a forced tool call, which Haiku 4.5 supports (the 5.5 models refuse forced tool use).
 DEFAULT_ANTHROPIC_READER_MODEL = "claude-haiku-4-5"
+DEFAULT_EXTRACT_MODEL = "claude-haiku-4-5"
 
 
 def split_list(value: str) -> tuple[str, ...]:
@@ -47,6 +48,8 @@ class Settings(BaseSettings):
     port: int = Field(3000, validation_alias="PORT")
     anthropic_api_key: str = Field("", validation_alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str = Field("", validation_alias="ANTHROPIC_BASE_URL")
+    # `oncall-graph extract` only: it forces one tool call per chunk, so the model must accept a forced tool choice.
+    extract_model: str = Field(DEFAULT_EXTRACT_MODEL, min_length=1, validation_alias="ONCALL_GRAPH_EXTRACT_MODEL")
     pagerduty_webhook_secrets: str = Field("", validation_alias="PAGERDUTY_WEBHOOK_SECRETS")
     pagerduty_channels: str = Field("", validation_alias="ONCALL_GRAPH_PAGERDUTY_CHANNELS")
     log_format: str = Field("text", validation_alias="ONCALL_GRAPH_LOG_FORMAT")

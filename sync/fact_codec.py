@@ -7,7 +7,7 @@ produces the same key, which is how the store tells unchanged facts from added a
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from datetime import datetime
 from typing import Any
@@ -43,20 +43,27 @@ def _uncitation(v: list[Any], seen: dict[tuple[Any, ...], Citation]) -> Citation
     return citation
 
 
-def _defaults(cls: type[Any]) -> tuple[tuple[str, Any], ...]:
-    """(field, default) pairs; a field without a default is always written."""
-    pairs = []
+def _spec(cls: type[Any]) -> tuple[tuple[str, Any, Callable[[Any], Any] | None], ...]:
+    """(field, default, conversion to a JSON value) per field; a field without a default is always written."""
+    spec = []
     for f in fields(cls):
         if f.default is not MISSING:
-            pairs.append((f.name, f.default))
+            default = f.default
         elif f.default_factory is not MISSING:
-            pairs.append((f.name, f.default_factory()))
+            default = f.default_factory()
         else:
-            pairs.append((f.name, _REQUIRED))
-    return tuple(pairs)
+            default = _REQUIRED
+        spec.append((f.name, default, _CONVERSIONS.get(f.name)))
+    return tuple(spec)
 
 
 _REQUIRED = object()
+# Decided per field once, not per value: isinstance checks on every field of 600k facts cost seconds.
+_CONVERSIONS: dict[str, Callable[[Any], Any]] = {
+    "citation": _citation,
+    "deployed_at": datetime.isoformat,
+    "annotations": dict,
+}
 _CLASSES: dict[str, type[Any]] = {
     ENTITY: Entity,
     ASSERTION: Assertion,
@@ -65,25 +72,37 @@ _CLASSES: dict[str, type[Any]] = {
     PROBLEM: Problem,
     PASSAGE: Passage,
 }
-_FIELDS = {cls: _defaults(cls) for cls in _CLASSES.values()}
+_SPECS = {cls: _spec(cls) for cls in _CLASSES.values()}
+
+
+def _compile_payload(cls: type[Any]) -> Callable[[Any], dict[str, Any]]:
+    """A payload function written out for one fact class, the way `dataclasses` writes __init__.
+
+    A generic loop over the fields (getattr, compare, convert) cost 6 µs a fact, four seconds of
+    a 100k-entity cold sync; the written-out function does the same work in a fraction of that.
+    """
+    namespace: dict[str, Any] = {}
+    lines = ["def payload(fact):", "    out = {}"]
+    for index, (name, default, convert) in enumerate(_SPECS[cls]):
+        value = f"convert_{index}(fact.{name})" if convert else f"fact.{name}"
+        namespace[f"convert_{index}"], namespace[f"default_{index}"] = convert, default
+        if default is _REQUIRED:
+            lines.append(f"    out[{name!r}] = {value}")
+        else:
+            lines.append(f"    if fact.{name} != default_{index}:")
+            lines.append(f"        out[{name!r}] = {value}")
+    lines.append("    return out")
+    exec("\n".join(lines), namespace)  # generated from our own dataclass fields only
+    payload: Callable[[Any], dict[str, Any]] = namespace["payload"]
+    return payload
+
+
+_PAYLOADS = {cls: _compile_payload(cls) for cls in _CLASSES.values()}
 
 
 def _payload(fact: Any) -> dict[str, Any]:
     """The fact's fields as JSON values, defaults left out: a third of the bytes to store and parse."""
-    out: dict[str, Any] = {}
-    for name, default in _FIELDS[type(fact)]:
-        value = getattr(fact, name)
-        if default is not _REQUIRED and value == default:
-            continue
-        if isinstance(value, Citation):
-            out[name] = _citation(value)
-        elif isinstance(value, datetime):
-            out[name] = value.isoformat()
-        elif isinstance(value, Mapping):
-            out[name] = dict(value)
-        else:
-            out[name] = value
-    return out
+    return _PAYLOADS[type(fact)](fact)
 
 
 def _row(kind: str, payload: Mapping[str, Any]) -> FactRow:

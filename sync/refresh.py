@@ -16,6 +16,7 @@ from datetime import datetime
 from graph.build import build_snapshot
 from graph.facts import SourceFacts
 from graph.snapshot import Snapshot, SnapshotRef
+from sync.review_store import ReviewStore
 from sync.sources import SourceAccess, SourceSpec, read_changed
 from sync.store import Store, SyncRun, source_marks
 
@@ -152,6 +153,9 @@ def load_snapshot(
     if names:
         wanted = set(names)
         batches = [b for b in batches if b.source in wanted]
+    # Edges an admin approved belong to no configured source, so every graph carries them.
+    if (reviewed := ReviewStore(store).approved_facts(as_of=as_of)) is not None:
+        batches.append(reviewed)
     if not batches:
         return None
     states = store.source_states()

@@ -128,3 +128,29 @@ review_audit = Table(
     Column("note", Text, nullable=False, default=""),
     Column("at", DateTime(timezone=True), nullable=False),
 )
+
+# Edges a model proposed from documents (`oncall-graph extract`): pending until an admin approves or
+# rejects them. The key (names, relation, document, chunk content) keeps a rejected edge from being
+# proposed again by the same chunk; approved ones enter the graph as the `review:extracted` source.
+extracted_edges = Table(
+    "extracted_edges",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("edge_key", String(32), nullable=False, unique=True),
+    Column("src", String(500), nullable=False),
+    Column("rel", String(40), nullable=False),
+    Column("dst", String(500), nullable=False),
+    Column("evidence", Text, nullable=False),
+    Column("document", String(1000), nullable=False),
+    Column("chunk_index", Integer, nullable=False),
+    Column("first_line", Integer, nullable=False),
+    Column("last_line", Integer, nullable=False),
+    Column("line", Integer, nullable=False),
+    Column("chunk_digest", String(32), nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("status", String(16), nullable=False),  # pending | approved | rejected
+    Column("proposed_at", DateTime(timezone=True), nullable=False),
+    Column("decided_at", DateTime(timezone=True)),
+    Column("decided_by", String(200), nullable=False, default=""),
+    Index("ix_extracted_edges_status", "status"),
+)
