@@ -8,7 +8,7 @@ tool answers with exactly the JSON value that `--json` prints.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -22,7 +22,7 @@ from bot.picture_dot import Picture, blast_dot, suspects_dot
 from graph.blast import blast_radius
 from graph.hygiene import lint
 from graph.names import Resolution, resolve
-from graph.passages import blast_entities, cite_passages, suspects_entities
+from graph.passages import CitedPassage, blast_entities, cite_passages, suspects_entities
 from graph.paths import find_path
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
@@ -93,17 +93,8 @@ def blast_reply(snapshot: Snapshot, name: str, *, depth: int | None, wall: datet
         return _unresolved(name, resolution)
     result = blast_radius(snapshot, resolution.entity, max_depth=depth)
     quoted = cite_passages(snapshot, blast_entities(result))
-    data = render_json.blast_json(name, result) | {"graph": render_json.graph_json(snapshot, wall)}
-    data["passages"] = render_json.passages_json(quoted)
-    return Reply(
-        EXIT_OK,
-        data,
-        lambda: [
-            render_text.graph_header(snapshot, wall),
-            *render_text.render_blast(result),
-            *render_text.render_passages(quoted),
-        ],
-    )
+    data = render_json.blast_json(name, result)
+    return _answered(snapshot, wall, data, quoted, lambda: render_text.render_blast(result))
 
 
 def suspects_reply(
@@ -114,17 +105,18 @@ def suspects_reply(
         return _unresolved(name, resolution)
     found = suspects(snapshot, resolution.entity, now=now, window=since, max_depth=depth)
     quoted = cite_passages(snapshot, suspects_entities(found))
-    data = render_json.suspects_json(name, found) | {"graph": render_json.graph_json(snapshot, wall)}
-    data["passages"] = render_json.passages_json(quoted)
-    return Reply(
-        EXIT_OK,
-        data,
-        lambda: [
-            render_text.graph_header(snapshot, wall),
-            *render_text.render_suspects(found),
-            *render_text.render_passages(quoted),
-        ],
-    )
+    data = render_json.suspects_json(name, found)
+    return _answered(snapshot, wall, data, quoted, lambda: render_text.render_suspects(found))
+
+
+def _answered(
+    snapshot: Snapshot, wall: datetime, data: dict[str, Any], quoted: Sequence[CitedPassage],
+    body: Callable[[], list[Text]],
+) -> Reply:  # fmt: skip
+    """An answer with the graph's age and the runbook passages it quotes, in JSON and in text."""
+    data = data | {"graph": render_json.graph_json(snapshot, wall), "passages": render_json.passages_json(quoted)}
+    text = lambda: [render_text.graph_header(snapshot, wall), *body(), *render_text.render_passages(quoted)]  # noqa: E731
+    return Reply(EXIT_OK, data, text)
 
 
 def path_reply(snapshot: Snapshot, src: str, dst: str) -> Reply:

@@ -28,7 +28,7 @@ from graph.names import Resolution, resolve
 from graph.passages import cite_passages, suspects_entities
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
-from graph.visibility import Viewer, resolve_for
+from graph.visibility import Viewer, resolve_first
 
 log = logging.getLogger(__name__)
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
@@ -109,12 +109,8 @@ def _model(deps: BotDeps) -> ModelPorts:
 
 
 def _resolve_alert(snapshot: Snapshot, alert: Alert, viewer: Viewer) -> Resolution:
-    for name in (alert.service_id, alert.service_name):
-        if name:
-            resolution = resolve_for(snapshot, name, viewer)
-            if resolution.entity or resolution.candidates:
-                return resolution
-    return resolve_for(snapshot, alert.service_name or alert.title or alert.service_id, viewer)
+    fallback = alert.service_name or alert.title or alert.service_id
+    return resolve_first(snapshot, (alert.service_id, alert.service_name), viewer, fallback=fallback)
 
 
 def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, ts: str) -> None:

@@ -25,7 +25,7 @@ from graph.blast import blast_radius
 from graph.names import Resolution
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
-from graph.visibility import EVERYONE, Viewer, resolve_for
+from graph.visibility import EVERYONE, Viewer, resolve_first
 
 log = logging.getLogger(__name__)
 
@@ -85,12 +85,8 @@ def answer_incident(deps: BotDeps, client: WebClient, routing: IncidentRouting, 
 
 def resolve_service(snapshot: Snapshot, incident: Incident, viewer: Viewer) -> Resolution:
     """By PagerDuty service id (an alias of the entity carrying `pagerduty.com/service-id`), then by name."""
-    for name in (incident.service_id, incident.service_name):
-        if name:
-            resolution = resolve_for(snapshot, name, viewer)
-            if resolution.entity or resolution.candidates:
-                return resolution
-    return resolve_for(snapshot, incident.service_name or incident.service_id, viewer)
+    fallback = incident.service_name or incident.service_id
+    return resolve_first(snapshot, (incident.service_id, incident.service_name), viewer, fallback=fallback)
 
 
 def _message(deps: BotDeps, snapshot: Snapshot, incident: Incident, channel: str) -> tuple[SlackMessage, str]:

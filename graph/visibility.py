@@ -5,7 +5,7 @@ but walks still pass through them, so counts and chains stay true ("1 hidden ent
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -80,3 +80,14 @@ def resolve_for(snapshot: Snapshot, text: str, viewer: Viewer) -> Resolution:
     if viewer.everything or not snapshot.restricted:
         return resolve(snapshot.aliases, text)
     return resolve(snapshot.aliases, text, allow=lambda ref: can_see(snapshot, ref, viewer))
+
+
+def resolve_first(snapshot: Snapshot, names: Sequence[str], viewer: Viewer, *, fallback: str) -> Resolution:
+    """The first of `names` that names an entity (or several) for this viewer, else `fallback`'s
+    resolution with its suggestions: an alert's service id, then its service name, for one."""
+    for name in names:
+        if name:
+            resolution = resolve_for(snapshot, name, viewer)
+            if resolution.entity or resolution.candidates:
+                return resolution
+    return resolve_for(snapshot, fallback, viewer)
