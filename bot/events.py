@@ -24,7 +24,7 @@ from bot.instrument import note_counts, note_entities, observed_query
 from bot.picture_dot import alert_dot, answer_dot
 from bot.replies import LOADING
 from graph.blast import blast_radius
-from graph.names import Resolution, resolve
+from graph.names import Resolution
 from graph.passages import cite_passages, suspects_entities
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
@@ -124,7 +124,7 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
     if resolution.entity is None:
         name = _alert_name(alert)
         # A service hidden from this channel (restricted) is no gap in the catalog: not counted by name.
-        deps.metrics.unresolved_name("alert", name, by_name=resolve(snapshot.aliases, name).entity is None)
+        deps.metrics.unresolved_name("alert", name, by_name=not snapshot.aliases.names_one(name))
         say_in_thread(client, format_unresolved(name, resolution, command="suspects"), channel=channel, thread_ts=ts)
         return
     note_entities(resolution.entity)

@@ -21,7 +21,6 @@ from bot.durations import parse_window
 from bot.instrument import note_counts, note_entities
 from bot.picture_dot import blast_dot, suspects_dot
 from graph.blast import blast_radius
-from graph.names import resolve
 from graph.passages import blast_entities, cite_passages, suspects_entities
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
@@ -66,7 +65,7 @@ def reply_to_command(
     resolution = resolve_for(snapshot, name, viewer)
     if resolution.entity is None:
         # A name hidden from this asker is no gap in the catalog: it is counted, but not by name.
-        deps.metrics.unresolved_name(command, name, by_name=resolve(snapshot.aliases, name).entity is None)
+        deps.metrics.unresolved_name(command, name, by_name=not snapshot.aliases.names_one(name))
         return format_unresolved(name, resolution, command=command)
     note_entities(resolution.entity)
     now = deps.clock()

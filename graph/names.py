@@ -158,6 +158,11 @@ class AliasIndex:
         """Every key of one tier ("exact", "canonical", "loose") and the refs it names (read-only)."""
         return self._tiers[name]
 
+    def names_one(self, text: str) -> bool:
+        """True when `text` resolves to exactly one entity; cheaper than `resolve` for a miss,
+        which would also rank fuzzy suggestions."""
+        return len(self.lookup(text)[1]) == 1
+
     def collisions(self) -> tuple[AliasCollision, ...]:
         """Keys claimed by more than one entity, in the tiers where they would be looked up."""
         found: list[AliasCollision] = []

@@ -67,3 +67,10 @@ def test_unknown_name_gets_ranked_suggestions_never_a_guess() -> None:
 def test_unicode_names_resolve() -> None:
     idx = index(("Zahlungsdienst-Über", "component:default/zahlung"))
     assert resolve(idx, "zahlungsdienst über").entity == "component:default/zahlung"
+
+
+def test_names_one_agrees_with_resolve_on_hits_ambiguity_and_misses() -> None:
+    index = AliasIndex([("auth-service", "component:default/auth"), ("cache", "resource:default/a"),
+                        ("cache", "resource:default/b")])  # fmt: skip
+    for text in ("The Auth Service", "cache", "nothing-like-it"):
+        assert index.names_one(text) == (resolve(index, text).entity is not None)
