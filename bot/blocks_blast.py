@@ -55,7 +55,7 @@ class _Counts:
     @classmethod
     def of(cls, result: BlastRadius) -> _Counts:
         hidden = result.hidden_count
-        breaks, degrades = len(result.breaks), len(result.degrades)
+        breaks, degrades = result.breaks_count, result.degrades_count
         return cls(breaks, degrades, len(result.systems), hidden, breaks + degrades - hidden)
 
     def summary(self) -> str:

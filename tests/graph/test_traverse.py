@@ -133,6 +133,18 @@ def test_impacted_systems_are_counted() -> None:
     assert (system.entity, system.impacted, system.total) == (shop, 1, 2)
 
 
+def test_each_system_counts_its_own_impacted_parts() -> None:
+    shop, ops, idle = "system:default/shop", "system:default/ops", "system:default/idle"
+    parts = [("a", shop), ("b", shop), ("d", shop), ("a", ops), ("x", idle)]
+    snap = snapshot(
+        [entity(c(n)) for n in "abdx"] + [entity(shop), entity(ops), entity(idle)],
+        [dep(c("a"), c("b")), dep(c("d"), c("b"))] + [dep(c(n), s, rel="part_of") for n, s in parts],
+    )
+    result = blast_radius(snap, c("b"))
+    assert [(s.entity, s.impacted, s.total) for s in result.systems] == [(ops, 1, 1), (shop, 2, 3)]
+    assert (result.breaks_count, result.degrades_count) == (len(result.breaks), len(result.degrades)) == (2, 0)
+
+
 edges_strategy = st.lists(
     st.tuples(st.integers(0, 11), st.sampled_from(["depends_on", "calls", "owned_by", "part_of"]), st.integers(0, 11)),
     max_size=40,
