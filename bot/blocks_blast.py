@@ -6,7 +6,7 @@ when it does not fit and goes into `full_text`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -90,7 +90,7 @@ def format_blast_radius(
     body = pack(lines) if lines else [section(_nothing(counts))]
     cut = more > 0 or len(result.systems) > SYSTEMS_SHOWN or _elided(impacts[:shown])
     text = f"{stale_prefix(snapshot, now, stale_after)}If {short_name(result.failed)} goes down: {counts.summary()}"
-    full = (lambda: blast_text(result, snapshot, now, stale_after, passages)) if cut else None
+    full = (lambda: blast_lines(result, snapshot, now, stale_after, passages)) if cut else None
     return message(text, head + body + tail, full)
 
 
@@ -167,34 +167,44 @@ def blast_text(
     passages: Sequence[CitedPassage] = (),
 ) -> str:
     """The whole answer as plain text: every impacted entity with its full cited path."""
+    return "".join(blast_lines(result, snapshot, now, stale_after, passages))
+
+
+def blast_lines(
+    result: BlastRadius,
+    snapshot: Snapshot,
+    now: datetime,
+    stale_after: float | None,
+    passages: Sequence[CitedPassage] = (),
+) -> Iterator[str]:
+    """`blast_text` line by line (each ending in a newline), written as it is read."""
     counts = _Counts.of(result)
-    lines = [f"If {short_name(result.failed)} goes down: {counts.summary()}"]
+    yield f"If {short_name(result.failed)} goes down: {counts.summary()}\n"
     if result.max_depth is not None:
-        lines.append(f"(walk limited to {plural(result.max_depth, 'hop')})")
-    hops = -1
+        yield f"(walk limited to {plural(result.max_depth, 'hop')})\n"
+    hops, shown = -1, 0
     # Bounded: each path costs a walk back to the failure, and a file of 100k paths helps no one
     # at 3 a.m.; the command line (`--json`) lists them all.
-    shown = result.nearest(FULL_TEXT_ENTRIES)
-    for impact in shown:
+    for impact in result.iter_nearest(FULL_TEXT_ENTRIES):
+        shown += 1
         if impact.hops != hops:
             hops = impact.hops
-            lines.append(plural(hops, "hop"))
+            yield plural(hops, "hop") + "\n"
         owners = ", ".join(short_name(o) for o in impact.owners) or "none known"
-        lines.append(f"  {short_name(impact.entity)}  {impact.impact}  owners: {owners}")
-        lines += [f"      {cite_edge(e)}" for e in reversed(impact.edges)]
+        yield f"  {short_name(impact.entity)}  {impact.impact}  owners: {owners}\n"
+        yield "".join(f"      {cite_edge(e)}\n" for e in reversed(impact.edges))
         if impact.hidden:
-            lines.append(f"      {plural(impact.hidden, 'hidden entity', 'hidden entities')} on this path")
-    if counts.visible > len(shown):
-        rest = counts.visible - len(shown)
-        lines.append(f"… and {rest} more impacted entities: oncall-graph blast-radius {result.failed} --json lists all")
+            yield f"      {plural(impact.hidden, 'hidden entity', 'hidden entities')} on this path\n"
+    if counts.visible > shown:
+        rest = counts.visible - shown
+        yield f"… and {rest} more impacted entities: oncall-graph blast-radius {result.failed} --json lists all\n"
     systems = ", ".join(f"{short_name(s.entity)} ({s.impacted}/{s.total})" for s in result.systems)
     if systems:
-        lines.append(f"systems impacted: {systems}")
-    lines.append(f"survives ({len(result.survives)}): {', '.join(short_name(r) for r in result.survives)}")
-    lines += passages_plain(passages)
-    lines.append(graph_age(snapshot, now))
-    lines += [f"⚠ stale graph: {reason}" for reason in stale_reasons(snapshot, now, stale_after)]
-    return "\n".join(lines) + "\n"
+        yield f"systems impacted: {systems}\n"
+    yield f"survives ({len(result.survives)}): {', '.join(short_name(r) for r in result.survives)}\n"
+    yield from (line + "\n" for line in passages_plain(passages))
+    yield graph_age(snapshot, now) + "\n"
+    yield from (f"⚠ stale graph: {reason}\n" for reason in stale_reasons(snapshot, now, stale_after))
 
 
 def blast_summary(result: BlastRadius, *, top: int = 5) -> list[Block]:

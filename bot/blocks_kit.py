@@ -44,7 +44,7 @@ class SlackMessage:
 
     text: str
     blocks: tuple[Block, ...]
-    write_full_text: Callable[[], str] | None = None
+    write_full_text: Callable[[], Iterable[str]] | None = None  # the pieces of the full text, in order
     draw_picture: Callable[[], Picture | None] | None = None  # drawn after the message has gone out
 
     @property
@@ -53,10 +53,10 @@ class SlackMessage:
 
     @property
     def full_text(self) -> str | None:
-        return self.write_full_text() if self.write_full_text else None
+        return "".join(self.write_full_text()) if self.write_full_text else None
 
 
-def message(text: str, blocks: Iterable[Block], full_text: Callable[[], str] | None = None) -> SlackMessage:
+def message(text: str, blocks: Iterable[Block], full_text: Callable[[], Iterable[str]] | None = None) -> SlackMessage:
     return SlackMessage(clip(text, FALLBACK_CHARS), tuple(blocks), full_text)
 
 

@@ -6,10 +6,10 @@ A deploy is always a *suspect*, with its reason — never called the cause.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from bot.blocks_blast import blast_summary, blast_text
+from bot.blocks_blast import blast_lines, blast_summary
 from bot.blocks_freshness import freshness_blocks, graph_age, stale_prefix, stale_reasons
 from bot.blocks_kit import (
     TEXT_BUDGET,
@@ -65,7 +65,7 @@ def format_suspects(
     head = [header(f"Suspects: {short_name(result.entity)}"), *warning, *_summary_blocks(result)]
     tail = [*passages_blocks(passages), footer] + ([] if shared else share_button(_share_value(result)))
     body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE)
-    full = (lambda: suspects_text(result, snapshot, now, stale_after, passages)) if cut else None
+    full = (lambda: (suspects_text(result, snapshot, now, stale_after, passages),)) if cut else None
     return message(stale_prefix(snapshot, now, stale_after) + _fallback(result), head + body + tail, full)
 
 
@@ -94,13 +94,11 @@ def format_alert_reply(
     tail = [divider(), *blast_summary(blast_result), *passages_blocks(passages), footer]
     body, cut = _dependency_blocks(suspects_result, TEXT_BUDGET - text_length(head + tail) - RESERVE)
 
-    def full() -> str:
-        views = (
-            *([f"{phrasing.text}\n({phrasing.marker})"] if phrasing else []),
-            suspects_text(suspects_result, snapshot, now, stale_after, passages),
-            blast_text(blast_result, snapshot, now, stale_after),
-        )
-        return "\n".join(views)
+    def full() -> Iterator[str]:
+        if phrasing:
+            yield f"{phrasing.text}\n({phrasing.marker})\n"
+        yield suspects_text(suspects_result, snapshot, now, stale_after, passages) + "\n"
+        yield from blast_lines(blast_result, snapshot, now, stale_after)
 
     text = stale_prefix(snapshot, now, stale_after) + _fallback(suspects_result)
     return message(text, head + body + tail, full if cut else None)

@@ -52,7 +52,7 @@ def register(app: App, deps: BotDeps) -> None:
                     channel=viewer.channel,
                     user=viewer.user,
                     shared=False,
-                    pictures=deps.pictures,
+                    attachments=deps.attachments,
                 )
 
             _timed(deps, name, command.get("text", ""), work)
@@ -111,7 +111,13 @@ def _rerun(deps: BotDeps, body: dict[str, Any], respond: Respond, client: WebCli
         if snapshot is None:
             message = SlackMessage(LOADING, ())
         respond_with(
-            respond, client, message, channel=viewer.channel, user=viewer.user, shared=shared, pictures=deps.pictures
+            respond,
+            client,
+            message,
+            channel=viewer.channel,
+            user=viewer.user,
+            shared=shared,
+            attachments=deps.attachments,
         )
 
     _timed(deps, command, text, work)  # a button reruns the query: counted and timed as that command

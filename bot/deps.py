@@ -5,14 +5,14 @@ Handlers never reach the database, the scheduler or the environment themselves.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot.answer_slots import AnswerSlots
+from bot.attachments import Attachments
 from bot.explain import Explainer, QuestionReader
 from bot.metrics import Metrics
-from bot.picture_upload import PictureUploads
 from graph.freshness import LagReport
 from graph.review import ProposedEdge
 from graph.snapshot import Snapshot
@@ -30,13 +30,12 @@ class BotDeps:
     alert_bots: Collection[str] = ("PagerDuty",)
     stale_after: float | None = None  # seconds; older graphs are called out in every answer
     hygiene: Callable[[Snapshot], Mapping[str, int]] = field(default=lambda _s: {})
-    # Walking and formatting are CPU work under one GIL: a few at a time keeps the cheap acks of a
-    # burst of commands prompt (bench: with 50 running at once, acks neared Slack's 3 s limit).
-    work_slots: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(2))
+    work_slots: AnswerSlots = field(default_factory=AnswerSlots)  # around every answer's CPU work
     # Extracted edges held for review: (how many, the first few); deciding one records the Slack user id.
     pending_reviews: Callable[[], tuple[int, Sequence[ProposedEdge]]] = field(default=lambda: (0, ()))
     decide_review: Callable[[int, str, str], ProposedEdge] | None = None  # (id, "approve"|"reject", user)
-    pictures: PictureUploads | None = None  # answers' pictures as PNGs, drawn by Graphviz when installed
+    # Full texts and pictures (PNGs, when Graphviz is installed) after their answers; None: full texts inline.
+    attachments: Attachments | None = None
     # The optional model (ANTHROPIC_API_KEY): reads mentions' questions and phrases answers; None: the graph's own.
     explainer: Explainer | None = None
     reader: QuestionReader | None = None

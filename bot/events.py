@@ -101,7 +101,7 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
     drawing = lambda: answer_dot(snapshot, answer, now=now, viewer=viewer)  # noqa: E731
     with deps.work_slots:
         message = replace(format_answer(answer, snapshot, now=now, phrasing=asked.phrasing), draw_picture=drawing)
-        say_in_thread(client, message, channel=channel, thread_ts=thread, pictures=deps.pictures)
+        say_in_thread(client, message, channel=channel, thread_ts=thread, attachments=deps.attachments)
 
 
 def _model(deps: BotDeps) -> ModelPorts:
@@ -139,4 +139,4 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
     with deps.work_slots:
         message = format_alert_reply(found, impact, snapshot, now=now, passages=quoted, phrasing=phrased.phrasing)
         message = replace(message, draw_picture=lambda: alert_dot(found, impact, snapshot))
-        say_in_thread(client, message, channel=channel, thread_ts=ts, pictures=deps.pictures)
+        say_in_thread(client, message, channel=channel, thread_ts=ts, attachments=deps.attachments)

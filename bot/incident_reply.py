@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.attachments import upload_full_text
 from bot.blocks import SlackMessage, format_alert_reply, format_unresolved
 from bot.blocks_incident import format_incident_post
-from bot.delivery import message_kwargs, upload_full_text
+from bot.delivery import message_kwargs
 from bot.deps import BotDeps
 from bot.incident_channel import choose_channel
 from bot.pagerduty_payload import Incident

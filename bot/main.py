@@ -18,8 +18,10 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from waitress.server import create_server
 
+from bot.answer_slots import AnswerSlots
 from bot.anthropic_model import build_model
 from bot.app import build_app, build_client
+from bot.attachments import Attachments
 from bot.blocks_review import EDGES_SHOWN
 from bot.cli import source_access
 from bot.deps import BotDeps
@@ -28,7 +30,6 @@ from bot.log_format import configure_logging
 from bot.metrics import Metrics
 from bot.pagerduty_webhook import build_webhook
 from bot.picture_render import PictureRenderer
-from bot.picture_upload import PictureUploads
 from bot.settings import Settings, split_list
 from bot.slack_lag import SlackLagNotifier
 from bot.sync_telemetry import SyncTelemetry
@@ -107,6 +108,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         log.warning("%s", renderer.missing_warning())  # once, at start: never once per answer
     metrics = Metrics()
     metrics.watch_sources(lag)
+    slots = AnswerSlots()
     model = build_model(settings)  # None without ANTHROPIC_API_KEY: no client, no network
     if model is not None:
         log.info("answers are phrased by %s; questions read by %s", model[0].model, model[1].model)
@@ -123,7 +125,8 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         hygiene=hygiene_counts,
         pending_reviews=lambda: (reviews.count(), reviews.edges(limit=EDGES_SHOWN)),
         decide_review=decide_review,
-        pictures=PictureUploads(renderer),
+        work_slots=slots,
+        attachments=Attachments(slots, renderer),
         explainer=model[0] if model else None,
         reader=model[1] if model else None,
     )
@@ -201,8 +204,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
         if pagerduty is not None:
             pagerduty.close()  # in-flight incident posts finish first
         scheduler.shutdown(wait=True)
-        if deps.pictures is not None:
-            deps.pictures.close()  # pictures already handed over still reach their threads
+        if deps.attachments is not None:
+            deps.attachments.close()  # full texts and pictures already handed over still reach their threads
         service.stop()
         store.engine.dispose()
         if stop_tracing is not None:
