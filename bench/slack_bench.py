@@ -36,12 +36,23 @@ def one_command(bot: Bot, fake: FakeSlack, name: str, target: str) -> tuple[floa
     return acked, time.perf_counter() - began
 
 
+def full_texts(fake: FakeSlack) -> int:
+    return sum(1 for u in fake.uploads() if str(u["filename"]).endswith(".txt"))
+
+
 def measure(bot: Bot, fake: FakeSlack, hub: str, leaf: str) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     for label, target in (("hub", hub), ("leaf", leaf)):
         one_command(bot, fake, f"warm-{label}", target)
+        before = full_texts(fake)
         answered = [one_command(bot, fake, f"{label}-{i}", target)[1] for i in range(SEQUENTIAL)]
         figures[label] = summary_ms(answered)
+        if label == "hub":
+            # Full texts go up after their answers, in the gaps between them: all must still arrive.
+            began = time.perf_counter()
+            expected = before + SEQUENTIAL
+            fake.wait_for(lambda expected=expected: full_texts(fake) >= expected, timeout=120)
+            figures[label]["full_texts_done_after_last_answer_s"] = round(time.perf_counter() - began, 2)
     with ThreadPoolExecutor(max_workers=CONCURRENT) as pool:
         burst = list(
             pool.map(lambda i: one_command(bot, fake, f"burst-{i}", hub if i % 2 else leaf), range(CONCURRENT))
@@ -74,6 +85,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             for label in ("hub", "leaf"):
                 f = results[name][label]
                 print(f"{name:>13} /blast-radius {label:>4}: p50 {f['p50']:7.1f} ms  p99 {f['p99']:7.1f} ms")
+            drained = results[name]["hub"]["full_texts_done_after_last_answer_s"]
+            print(f"{name:>13} every hub full text was uploaded {drained} s after the last answer")
             burst = results[name]["burst_50"]
             print(
                 f"{name:>13} 50 at once: slowest ack {burst['ack_max_ms']:.0f} ms, answered p50 "
