@@ -228,11 +228,8 @@ def system_parts(snapshot: Snapshot) -> SystemParts:
     parts = _SYSTEMS.get(snapshot.walk_index)
     if parts is None:
         position = snapshot.walk_index.position
-        found = {
-            ref: sorted(position[e.src] for e in edges if e.rel == PART_OF)
-            for ref, edges in sorted(snapshot.in_edges.items())
-            if ref.startswith("system:")
-        }
+        systems = sorted(ref for ref in snapshot.in_edges if ref.startswith("system:"))
+        found = {ref: sorted(position[e.src] for e in snapshot.in_edges[ref] if e.rel == PART_OF) for ref in systems}
         found = {ref: p for ref, p in found.items() if p}
         sizes = np.fromiter((len(p) for p in found.values()), dtype=np.int64, count=len(found))
         flat = np.fromiter((i for p in found.values() for i in p), dtype=np.int64, count=int(sizes.sum()))
