@@ -32,7 +32,10 @@ class Attachments:
     def __init__(self, slots: AnswerSlots, renderer: PictureRenderer | None = None, *, workers: int = WORKERS) -> None:
         self.slots = slots
         self.renderer = renderer
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attachments")
+        # Separate queues: a full text must not wait behind earlier answers' pictures (`dot` runs
+        # at a lower priority and takes longer).
+        self._texts = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attach-text")
+        self._pictures = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attach-picture")
 
     def wanted(self, message: SlackMessage) -> bool:
         return message.cut or self._picture_wanted(message)
@@ -49,11 +52,12 @@ class Attachments:
         """Deliver in `channel` (and `thread_ts`), or to `user` alone when no channel is given."""
         if not self.wanted(message):
             return None
-        return self._pool.submit(self._deliver, client, message, channel, user, thread_ts)
+        return self._texts.submit(self._deliver, client, message, channel, user, thread_ts)
 
     def close(self) -> None:
         """Deliver what was already handed over, then stop."""
-        self._pool.shutdown(wait=True)
+        self._texts.shutdown(wait=True)  # first: it may still hand pictures over
+        self._pictures.shutdown(wait=True)
 
     def _picture_wanted(self, message: SlackMessage) -> bool:
         return self.renderer is not None and self.renderer.available and message.draw_picture is not None
@@ -62,17 +66,24 @@ class Attachments:
         self, client: WebClient, message: SlackMessage, channel: str, user: str, thread_ts: str | None
     ) -> None:
         try:
-            pace = Pacer(self.slots)
             target = channel or direct_channel(client, user)
             if not target:
                 return
-            if message.cut:
-                upload_full_text(client, message, channel=target, thread_ts=thread_ts, pace=pace)
             if self.renderer is not None and self._picture_wanted(message):
-                pace(force=True)
-                upload_picture(self.renderer, client, message, channel=target, thread_ts=thread_ts)
+                self._pictures.submit(self._picture, self.renderer, client, message, target, thread_ts)
+            if message.cut:
+                upload_full_text(client, message, channel=target, thread_ts=thread_ts, pace=Pacer(self.slots))
         except Exception:  # a worker's exception would otherwise vanish into its future
-            log.exception("could not attach the full answer or picture in %s", channel or f"a DM with {user}")
+            log.exception("could not attach the full answer in %s", channel or f"a DM with {user}")
+
+    def _picture(
+        self, renderer: PictureRenderer, client: WebClient, message: SlackMessage, channel: str, thread_ts: str | None
+    ) -> None:
+        try:
+            Pacer(self.slots)(force=True)  # drawing is CPU work too: after the answers in progress
+            upload_picture(renderer, client, message, channel=channel, thread_ts=thread_ts)
+        except Exception:
+            log.exception("could not attach the picture in %s", channel)
 
 
 class Pacer:
