@@ -5,10 +5,11 @@ handled events and lag alerts. SQLAlchemy Core lives here and in `sync/database.
 from __future__ import annotations
 
 import contextlib
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import groupby
+from operator import itemgetter
 from typing import TypeVar
 
 from sqlalchemy import ColumnElement, Engine, Table, and_, func, insert, or_, select, text, update
@@ -19,11 +20,14 @@ from graph.build import collector_paused
 from graph.facts import SourceFacts, SourceMark
 from sync import schema
 from sync.bulk import insert_rows
+from sync.bulk_read import select_rows
 from sync.fact_codec import ASSERTION, PROBLEM, FactRow, decode_facts, encode_facts
 
 CHUNK = 5_000
 SOURCE_LOCKS = 0x6F6E6301  # advisory lock space of per-source writers (sync/leader.py has the others)
 FACT_COLUMNS = ("source", "kind", "fact_key", "payload", "valid_from")
+# Column getters that run in C: a Python loop over 600k rows to group them cost 0.2 s.
+_SOURCE, _KIND_AND_PAYLOAD = itemgetter(0), itemgetter(1, 2)
 T = TypeVar("T")
 
 
@@ -231,16 +235,19 @@ class Store:
             window = f.c.valid_to.is_(None)
         else:
             window = and_(f.c.valid_from <= as_of, or_(f.c.valid_to.is_(None), f.c.valid_to > as_of))
+        query = select(f.c.source, f.c.kind, f.c.payload).where(window)
         # Hundreds of thousands of kept objects: the collector's passes would cost more than the work.
         with collector_paused():
-            grouped: dict[str, list[tuple[str, str]]] = defaultdict(list)
             with self.engine.connect() as conn:
-                result = conn.execution_options(yield_per=20_000).execute(
-                    select(f.c.source, f.c.kind, f.c.payload).where(window).order_by(f.c.source, f.c.id)
-                )
-                for source, kind, payload in result:
-                    grouped[source].append((kind, payload))
-            return [decode_facts(source, rows) for source, rows in grouped.items()]
+                sqlite = conn.dialect.name == "sqlite"
+                rows = select_rows(conn, query.order_by(f.c.id) if sqlite else query.order_by(f.c.source, f.c.id))
+            if sqlite:
+                # SQLite sorts (source, id) in a temporary B-tree (bench: 0.8 s of a 100k-entity
+                # restart). Its BINARY collation orders text as Python does: a stable sort here
+                # gives the same (source, id) order for the price of one pass.
+                rows.sort(key=_SOURCE)
+            by_source = groupby(rows, key=_SOURCE)
+            return [decode_facts(source, map(_KIND_AND_PAYLOAD, group)) for source, group in by_source]
 
     # --- runs and the graph version -------------------------------------------------------
     def record_run(self, run: SyncRun) -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from sqlalchemy import select
+
 from graph.facts import Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts
+from sync import schema
 from sync.database import migrate
 from sync.store import Store, SyncRun
 
@@ -190,3 +193,14 @@ def test_two_writers_of_one_source_never_store_a_fact_twice(store: Store) -> Non
     [live] = store.load_facts()
     assert sorted(e.ref for e in live.entities) == sorted(e.ref for e in wanted.entities)
     assert len(live.assertions) == len(wanted.assertions)
+
+
+def test_sources_load_in_the_databases_own_order(store: Store) -> None:
+    """SQLite's rows are sorted by source in Python: it must agree with ORDER BY source."""
+    names = ["docs:b", "Docs:a", "catalog:z", "catalog:Z-1", "catalog:é", "_triples"]
+    for name in names:
+        store.ensure_source(name, "docs", "x")
+        store.apply(name, SourceFacts(name, facts(name.replace(":", "-")).entities), at=T0, version="v1")
+    with store.engine.connect() as conn:
+        ordered = list(conn.execute(select(schema.facts.c.source).distinct().order_by(schema.facts.c.source)).scalars())
+    assert [batch.source for batch in store.load_facts()] == ordered
