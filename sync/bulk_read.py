@@ -8,7 +8,7 @@ datetimes as text, for one), and the driver's cursor hands back its plain tuples
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Select
@@ -18,17 +18,17 @@ from sqlalchemy.sql.compiler import SQLCompiler
 Row = tuple[Any, ...]
 
 
-def select_rows(conn: Connection, query: Select[Any]) -> list[Row]:
-    """Every row of `query`, run within `conn`'s transaction."""
+def select_batches(conn: Connection, query: Select[Any], size: int = 10_000) -> Iterator[list[Row]]:
+    """The rows of `query` in lists of up to `size`, run within `conn`'s transaction."""
     compiled = query.compile(dialect=conn.dialect)
     raw: Any = conn.connection.dbapi_connection
     cursor = raw.cursor()
     try:
         cursor.execute(compiled.string, _parameters(conn, compiled))
-        rows: list[Row] = cursor.fetchall()
+        while batch := cursor.fetchmany(size):
+            yield batch
     finally:
         cursor.close()
-    return rows
 
 
 def _parameters(conn: Connection, compiled: SQLCompiler) -> Sequence[Any] | Mapping[str, Any]:

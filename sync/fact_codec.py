@@ -123,23 +123,38 @@ def _groups(facts: SourceFacts) -> tuple[tuple[str, Sequence[Any]], ...]:
 
 def decode_facts(source: str, rows: Iterable[tuple[str, str]]) -> SourceFacts:
     """Rebuild a source's facts from (kind, payload) rows."""
-    decoded: dict[str, list[Any]] = {kind: [] for kind in _CLASSES}
-    by_kind = {kind: (decoded[kind].append, _DECODERS[kind]) for kind in _CLASSES}
-    # A catalog document's entity and edges share one citation: build it once, keep one object.
-    citations: dict[tuple[Any, ...], Citation] = {}
-    loads = orjson.loads
-    for kind, payload in rows:
-        append, decode = by_kind[kind]
-        append(decode(loads(payload), citations))
-    return SourceFacts(
-        source,
-        tuple(decoded[ENTITY]),
-        tuple(decoded[ASSERTION]),
-        tuple(decoded[DEPLOY]),
-        tuple(decoded[ALIAS]),
-        tuple(decoded[PROBLEM]),
-        tuple(decoded[PASSAGE]),
-    )
+    decoder = FactDecoder(source)
+    decoder.add(rows)
+    return decoder.facts()
+
+
+class FactDecoder:
+    """Rebuilds one source's facts from (kind, payload) rows, given in as many batches as they come."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._decoded: dict[str, list[Any]] = {kind: [] for kind in _CLASSES}
+        # A catalog document's entity and edges share one citation: build it once, keep one object.
+        self._citations: dict[tuple[Any, ...], Citation] = {}
+
+    def add(self, rows: Iterable[tuple[str, str]]) -> None:
+        by_kind = {kind: (self._decoded[kind].append, _DECODERS[kind]) for kind in _CLASSES}
+        citations, loads = self._citations, orjson.loads
+        for kind, payload in rows:
+            append, decode = by_kind[kind]
+            append(decode(loads(payload), citations))
+
+    def facts(self) -> SourceFacts:
+        decoded = self._decoded
+        return SourceFacts(
+            self.source,
+            tuple(decoded[ENTITY]),
+            tuple(decoded[ASSERTION]),
+            tuple(decoded[DEPLOY]),
+            tuple(decoded[ALIAS]),
+            tuple(decoded[PROBLEM]),
+            tuple(decoded[PASSAGE]),
+        )
 
 
 # How a stored JSON value becomes the field's value again (the reverse of _CONVERSIONS).
