@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import threading
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -134,3 +136,22 @@ def test_the_index_holds_every_claim_of_every_key_in_first_claimed_order(
         ranked = list(dict.fromkeys(ref for _, _, at in hits for ref in sorted(list(fuzzy.values())[at])))
         expected = tuple(ranked[:2]) if canonical(query) and fuzzy else ()
         assert index.suggest(query, limit=2, cutoff=0) == expected
+
+
+def test_threads_meeting_an_unbuilt_canonical_tier_all_get_the_same_answer() -> None:
+    """The canonical and loose tiers are built on first need, once, while other threads may ask."""
+    pairs = [(f"The Payments {n}", f"component:default/payments-{n}") for n in range(2000)]
+    index = AliasIndex(pairs)
+    start = threading.Barrier(6)
+    answers: list[tuple[str, frozenset[str]]] = []
+
+    def ask() -> None:
+        start.wait()
+        answers.append(index.lookup("payments-1999"))
+
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [("canonical", frozenset({"component:default/payments-1999"}))] * 6
