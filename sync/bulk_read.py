@@ -11,14 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Select
+from sqlalchemy import CompoundSelect, Select
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.compiler import SQLCompiler
 
 Row = tuple[Any, ...]
 
 
-def select_batches(conn: Connection, query: Select[Any], size: int = 10_000) -> Iterator[list[Row]]:
+def select_batches(
+    conn: Connection, query: Select[Any] | CompoundSelect[Any], size: int = 10_000
+) -> Iterator[list[Row]]:
     """The rows of `query` in lists of up to `size`, run within `conn`'s transaction."""
     compiled = query.compile(dialect=conn.dialect)
     raw: Any = conn.connection.dbapi_connection

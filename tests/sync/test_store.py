@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import psycopg
 from sqlalchemy import select
 
 from graph.facts import Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts
 from sync import schema
-from sync.database import migrate
+from sync.database import make_engine, migrate
 from sync.store import Store, SyncRun
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -208,3 +209,24 @@ def test_sources_load_in_the_databases_own_order_whatever_order_their_rows_were_
     loaded = store.load_facts()
     assert [batch.source for batch in loaded] == ordered
     assert [e.name for e in loaded[ordered.index("docs:b")].entities] == ["a", "b", "c"]
+
+
+def test_sources_load_in_postgresqls_collation_order_not_pythons(postgres_admin_url: str) -> None:
+    """PostgreSQL's ORDER BY source follows the database's collation: here ICU's, case-insensitive."""
+    dsn = postgres_admin_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS oncall_icu WITH (FORCE)")
+        conn.execute(
+            "CREATE DATABASE oncall_icu TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'"
+        )
+    engine = make_engine(postgres_admin_url.rsplit("/", 1)[0] + "/oncall_icu")
+    migrate(engine)
+    store = Store(engine)
+    names = ["docs:b", "Docs:a", "catalog:z", "catalog:Z-1", "_triples"]
+    for name in names:
+        store.ensure_source(name, "docs", "x")
+        store.apply(name, facts("a"), at=T0, version="v1")
+    loaded = [batch.source for batch in store.load_facts()]
+    engine.dispose()
+    assert loaded == ["_triples", "catalog:z", "catalog:Z-1", "Docs:a", "docs:b"]
+    assert loaded != sorted(names)
