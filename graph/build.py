@@ -15,7 +15,7 @@ from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage
 from graph.names import AliasIndex, loose, resolve, slug
 from graph.refs import RefError, format_ref, split_ref
 from graph.relations import OWNED_BY, RUNTIME_KINDS, propagates
-from graph.snapshot import EdgeFacts, Hygiene, Snapshot
+from graph.snapshot import EdgeFacts, Hygiene, Snapshot, new_edge_facts
 
 ALIASES_ANNOTATION = "oncall-graph/aliases"
 PAGERDUTY_ANNOTATION = "pagerduty.com/service-id"
@@ -355,7 +355,7 @@ def _single_edge_facts(
     # The common case, without the sets of `_edge_facts` (hashing a Citation runs Python code: 2 s per million).
     src, rel, dst = key
     soft = propagates(rel) and (src, dst) in soft_pairs
-    return EdgeFacts(src, rel, dst, cited, 1, a.citation.extracted, soft, (a.via,) if a.via else ())
+    return new_edge_facts(src, rel, dst, cited, 1, a.citation.extracted, soft, (a.via,) if a.via else ())
 
 
 def _edge_facts(key: tuple[str, str, str], group: list[Assertion], soft_pairs: set[tuple[str, str]]) -> EdgeFacts:

@@ -5,13 +5,14 @@ handled events and lag alerts. SQLAlchemy Core lives here and in `sync/database.
 from __future__ import annotations
 
 import contextlib
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import chain, groupby
+from operator import itemgetter
 from typing import TypeVar
 
-from sqlalchemy import ColumnElement, Engine, Table, and_, func, insert, or_, select, text, update
+from sqlalchemy import ColumnElement, Engine, Table, and_, func, insert, literal, or_, select, text, union_all, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -19,11 +20,14 @@ from graph.build import collector_paused
 from graph.facts import SourceFacts, SourceMark
 from sync import schema
 from sync.bulk import insert_rows
-from sync.fact_codec import ASSERTION, PROBLEM, FactRow, decode_facts, encode_facts
+from sync.bulk_read import select_batches
+from sync.fact_codec import ASSERTION, PROBLEM, FactDecoder, FactRow, encode_facts
 
 CHUNK = 5_000
 SOURCE_LOCKS = 0x6F6E6301  # advisory lock space of per-source writers (sync/leader.py has the others)
 FACT_COLUMNS = ("source", "kind", "fact_key", "payload", "valid_from")
+# Column getters that run in C: a Python loop over 600k rows to group them cost 0.2 s.
+_SOURCE, _KIND_AND_PAYLOAD = itemgetter(0), itemgetter(1, 2)
 T = TypeVar("T")
 
 
@@ -231,16 +235,20 @@ class Store:
             window = f.c.valid_to.is_(None)
         else:
             window = and_(f.c.valid_from <= as_of, or_(f.c.valid_to.is_(None), f.c.valid_to > as_of))
+        # In id order, with no ORDER BY source: both databases sort (source, id) at this size (SQLite
+        # in a temporary B-tree, PostgreSQL on disk; bench: 0.6-0.8 s of a 100k-entity restart),
+        # while id order is the table's own (SQLite's rowid) or its primary key's.
+        query = select(f.c.source, f.c.kind, f.c.payload).where(window).order_by(f.c.id)
+        decoders: dict[str, FactDecoder] = {}
         # Hundreds of thousands of kept objects: the collector's passes would cost more than the work.
-        with collector_paused():
-            grouped: dict[str, list[tuple[str, str]]] = defaultdict(list)
-            with self.engine.connect() as conn:
-                result = conn.execution_options(yield_per=20_000).execute(
-                    select(f.c.source, f.c.kind, f.c.payload).where(window).order_by(f.c.source, f.c.id)
-                )
-                for source, kind, payload in result:
-                    grouped[source].append((kind, payload))
-            return [decode_facts(source, rows) for source, rows in grouped.items()]
+        with collector_paused(), self.engine.connect() as conn:
+            # Decoded as the driver hands them over, while their text is still in the cache; a
+            # source's rows come in runs, one per sync that added some.
+            for source, run in groupby(chain.from_iterable(select_batches(conn, query)), key=_SOURCE):
+                decoder = decoders.get(source) or decoders.setdefault(source, FactDecoder(source))
+                decoder.add(map(_KIND_AND_PAYLOAD, run))
+            sources = _sorted_as_stored(conn, list(decoders))
+        return [decoders[source].facts() for source in sources]
 
     # --- runs and the graph version -------------------------------------------------------
     def record_run(self, run: SyncRun) -> None:
@@ -289,6 +297,16 @@ def _encoded(facts: SourceFacts) -> dict[str, FactRow]:
     """Rows by key; with the collector paused (its passes tripled the time at 600k facts)."""
     with collector_paused():
         return {r.key: r for r in encode_facts(facts)}
+
+
+def _sorted_as_stored(conn: Connection, names: list[str]) -> list[str]:
+    """Source names in the order ORDER BY source gives: the database's collation, not Python's."""
+    if conn.dialect.name == "sqlite" or len(names) < 2:
+        return sorted(names)  # SQLite's BINARY collation: code point order, as Python's
+    column = schema.facts.c.source
+    each = [select(literal(name, column.type).label(column.name)) for name in names]
+    ordered = union_all(*each).order_by(column.name)
+    return [name for (name,) in chain.from_iterable(select_batches(conn, ordered))]
 
 
 def _lock_source(conn: Connection, name: str) -> None:

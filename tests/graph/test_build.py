@@ -1,7 +1,13 @@
 from __future__ import annotations
 
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from graph.facts import Assertion, Citation, SourceFacts
 from graph.hygiene import lint
+from graph.snapshot import EdgeFacts, new_edge_facts
 from tests.graph.builders import BUILT_AT, dep, entity, said, snapshot
 
 AUTH = "component:default/auth-service"
@@ -171,3 +177,17 @@ def test_names_from_an_aliases_file_resolve_at_query_time() -> None:
     )
     assert resolve(snap.aliases, "pg").entity == "component:default/postgresql"
     assert resolve(snap.aliases, "the cache").entity == "resource:default/redis"
+
+
+texts = st.text(max_size=5)
+citations = st.builds(Citation, texts, texts, texts, texts, st.booleans())
+edge_fields = st.tuples(
+    texts, texts, texts, st.lists(citations, max_size=2).map(tuple), st.integers(0, 9), st.booleans(), st.booleans(),
+    st.lists(texts, max_size=2).map(tuple),
+)  # fmt: skip
+
+
+@given(edge_fields)
+def test_edges_filled_slot_by_slot_equal_the_dataclass_built_ones(fields: tuple[Any, ...]) -> None:
+    made, built = new_edge_facts(*fields), EdgeFacts(*fields)
+    assert made == built and hash(made) == hash(built) and repr(made) == repr(built)

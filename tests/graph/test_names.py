@@ -1,10 +1,26 @@
 from __future__ import annotations
 
+import threading
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rapidfuzz import fuzz, process
 
-from graph.names import AliasIndex, canonical, loose, resolve, slug
+from graph.names import (
+    TIERS,
+    AliasIndex,
+    _loose_key,
+    _singular,
+    _unicode_name_words,
+    canonical,
+    canonical_words,
+    exact_key,
+    loose,
+    name_words,
+    resolve,
+    slug,
+)
 
 AUTH = "component:default/auth-service"
 
@@ -74,3 +90,68 @@ def test_names_one_agrees_with_resolve_on_hits_ambiguity_and_misses() -> None:
                         ("cache", "resource:default/b")])  # fmt: skip
     for text in ("The Auth Service", "cache", "nothing-like-it"):
         assert index.names_one(text) == (resolve(index, text).entity is not None)
+
+
+# Names built from a few words and separators, so that keys collide, plus arbitrary text.
+WORDS = ["the", "svc", "Service", "payments", "Payment", "API", "db", "00123", "ü", "İ", "ﬁ", "authService"]
+SEPARATORS = ["-", "_", " ", ".", "--", "/"]
+names = st.lists(st.sampled_from(WORDS + SEPARATORS), max_size=5).map("".join) | st.text(max_size=8)
+plain_names = st.text(alphabet="abcdesy0129-_ ./:", max_size=16)
+refs = st.sampled_from(["component:default/a", "component:default/b", "resource:default/c"])
+
+
+@given(names | plain_names)
+def test_the_fast_path_for_plain_names_finds_the_words_the_general_path_finds(text: str) -> None:
+    assert name_words(text) == _unicode_name_words(text)
+    words = canonical_words(text)
+    assert _loose_key(words, " ".join(words)) == " ".join(_singular(w) for w in words)
+
+
+def _reference_index(
+    named: list[tuple[str, str]], exact: list[tuple[str, str]]
+) -> tuple[dict[str, dict[str, set[str]]], dict[str, set[str]]]:
+    """The tiers and suggestion keys, built the plain way: one key function call per pair."""
+    tiers: dict[str, dict[str, set[str]]] = {tier: {} for tier, _ in TIERS}
+    fuzzy: dict[str, set[str]] = {}
+    for text, ref in named:
+        for tier, key_of in TIERS:
+            if key := key_of(text):
+                tiers[tier].setdefault(key, set()).add(ref)
+        fuzzy.setdefault(canonical(text), set()).add(ref)
+    for text, ref in exact:
+        tiers["exact"].setdefault(exact_key(text), set()).add(ref)
+    return tiers, fuzzy
+
+
+@given(st.lists(st.tuples(names | plain_names, refs), max_size=12), st.lists(st.tuples(names, refs), max_size=4))
+def test_the_index_holds_every_claim_of_every_key_in_first_claimed_order(
+    named: list[tuple[str, str]], exact: list[tuple[str, str]]
+) -> None:
+    index = AliasIndex(named, exact)
+    tiers, fuzzy = _reference_index(named, exact)
+    for tier, keys in tiers.items():
+        assert list(index.tier(tier).items()) == [(key, frozenset(claimants)) for key, claimants in keys.items()]
+    for query in [text for text, _ in named[:3]] + ["payment", "svc"]:
+        hits = process.extract(canonical(query), list(fuzzy), scorer=fuzz.WRatio, limit=6, score_cutoff=0)
+        ranked = list(dict.fromkeys(ref for _, _, at in hits for ref in sorted(list(fuzzy.values())[at])))
+        expected = tuple(ranked[:2]) if canonical(query) and fuzzy else ()
+        assert index.suggest(query, limit=2, cutoff=0) == expected
+
+
+def test_threads_meeting_an_unbuilt_canonical_tier_all_get_the_same_answer() -> None:
+    """The canonical and loose tiers are built on first need, once, while other threads may ask."""
+    pairs = [(f"The Payments {n}", f"component:default/payments-{n}") for n in range(2000)]
+    index = AliasIndex(pairs)
+    start = threading.Barrier(6)
+    answers: list[tuple[str, frozenset[str]]] = []
+
+    def ask() -> None:
+        start.wait()
+        answers.append(index.lookup("payments-1999"))
+
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [("canonical", frozenset({"component:default/payments-1999"}))] * 6

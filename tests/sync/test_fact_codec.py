@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph.facts import Assertion, Citation, Deploy, Entity, SourceFacts
+from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts
 from sync.fact_codec import _row, decode_facts, encode_facts
 
 json_values = st.recursive(
@@ -54,3 +54,28 @@ def test_equal_facts_get_equal_keys_and_different_facts_different_keys() -> None
     first = [r.key for r in encode_facts(_facts())]
     assert first == [r.key for r in encode_facts(_facts())]
     assert len(set(first)) == len(first)
+
+
+texts = st.text(max_size=6)
+citations = st.builds(Citation, texts, texts, texts, texts, st.booleans())
+annotations = st.dictionaries(texts, texts, max_size=2)
+moments = st.datetimes(timezones=st.none() | st.just(UTC))
+FACTS_BY_KIND = {
+    Entity: st.builds(Entity, texts, texts, texts, citations, *[texts] * 7, annotations, st.booleans()),
+    Assertion: st.builds(Assertion, texts, texts, texts, citations, st.booleans(), st.booleans(), texts, st.booleans()),
+    Deploy: st.builds(Deploy, texts, texts, moments, citations, texts, texts, texts, texts, texts),
+    AliasClaim: st.builds(AliasClaim, texts, texts, citations, st.booleans()),
+    Problem: st.builds(Problem, texts, texts, texts, texts),
+    Passage: st.builds(Passage, texts, texts, texts, texts, st.integers(0, 10**6), texts, st.lists(texts).map(tuple)),
+}
+
+
+@given(st.lists(st.one_of(*FACTS_BY_KIND.values()), max_size=8))
+def test_every_field_of_every_kind_of_fact_survives_the_round_trip(facts: list[object]) -> None:
+    """The decoder fills each fact's slots itself, not through __init__: every field must come back.
+
+    Dataclass equality compares the class and every field (an unfilled slot would raise).
+    """
+    original = SourceFacts("s", *(tuple(f for f in facts if type(f) is cls) for cls in FACTS_BY_KIND))  # type: ignore[arg-type]
+    decoded = decode_facts("s", [(r.kind, r.payload) for r in encode_facts(original)])
+    assert decoded == original

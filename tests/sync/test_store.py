@@ -5,8 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import psycopg
+from sqlalchemy import select
+
 from graph.facts import Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts
-from sync.database import migrate
+from sync import schema
+from sync.database import make_engine, migrate
 from sync.store import Store, SyncRun
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -190,3 +194,39 @@ def test_two_writers_of_one_source_never_store_a_fact_twice(store: Store) -> Non
     [live] = store.load_facts()
     assert sorted(e.ref for e in live.entities) == sorted(e.ref for e in wanted.entities)
     assert len(live.assertions) == len(wanted.assertions)
+
+
+def test_sources_load_in_the_databases_own_order_whatever_order_their_rows_were_stored_in(store: Store) -> None:
+    """SQLite reads rows in id order and sorts sources in Python: it must agree with ORDER BY source."""
+    names = ["docs:b", "Docs:a", "catalog:z", "catalog:Z-1", "catalog:é", "_triples"]
+    for name in names:
+        store.ensure_source(name, "docs", "x")
+        store.apply(name, facts("a"), at=T0, version="v1")
+    # A later sync of one source stores its new rows after every other source's.
+    store.apply("docs:b", facts("a", "b", "c"), at=T0 + timedelta(hours=1), version="v2")
+    with store.engine.connect() as conn:
+        ordered = list(conn.execute(select(schema.facts.c.source).distinct().order_by(schema.facts.c.source)).scalars())
+    loaded = store.load_facts()
+    assert [batch.source for batch in loaded] == ordered
+    assert [e.name for e in loaded[ordered.index("docs:b")].entities] == ["a", "b", "c"]
+
+
+def test_sources_load_in_postgresqls_collation_order_not_pythons(postgres_admin_url: str) -> None:
+    """PostgreSQL's ORDER BY source follows the database's collation: here ICU's, case-insensitive."""
+    dsn = postgres_admin_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS oncall_icu WITH (FORCE)")
+        conn.execute(
+            "CREATE DATABASE oncall_icu TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'"
+        )
+    engine = make_engine(postgres_admin_url.rsplit("/", 1)[0] + "/oncall_icu")
+    migrate(engine)
+    store = Store(engine)
+    names = ["docs:b", "Docs:a", "catalog:z", "catalog:Z-1", "_triples"]
+    for name in names:
+        store.ensure_source(name, "docs", "x")
+        store.apply(name, facts("a"), at=T0, version="v1")
+    loaded = [batch.source for batch in store.load_facts()]
+    engine.dispose()
+    assert loaded == ["_triples", "catalog:z", "catalog:Z-1", "Docs:a", "docs:b"]
+    assert loaded != sorted(names)
