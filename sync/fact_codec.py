@@ -20,6 +20,9 @@ ENTITY, ASSERTION, DEPLOY, ALIAS, PROBLEM = "entity", "assertion", "deploy", "al
 PASSAGE = "passage"
 
 
+Row = tuple[str, str, str]  # (kind, key, payload): a fact as stored
+
+
 @dataclass(frozen=True, slots=True)
 class FactRow:
     kind: str
@@ -113,20 +116,19 @@ def _payload(fact: Any) -> dict[str, Any]:
 
 
 def _row(kind: str, payload: Mapping[str, Any]) -> FactRow:
-    key, text = _keyed(kind.encode() + b"\0", payload)
-    return FactRow(kind, key, text)
+    return FactRow(*_encoded(kind, kind.encode() + b"\0", payload))
 
 
-def _keyed(prefix: bytes, payload: Mapping[str, Any]) -> tuple[str, str]:
-    """(key, JSON text) of a payload; `prefix` is the fact kind's name and a NUL byte."""
+def _encoded(kind: str, prefix: bytes, payload: Mapping[str, Any]) -> Row:
+    """(kind, key, JSON text) of a payload; `prefix` is the kind's name and a NUL byte."""
     # orjson writes exactly what json.dumps(sort_keys, ensure_ascii=False, compact) writes (a test
     # keeps it so: the keys of facts stored by older versions must not change), ~10x faster.
     data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
-    return hashlib.blake2b(prefix + data, digest_size=16).hexdigest(), data.decode()
+    return kind, hashlib.blake2b(prefix + data, digest_size=16).hexdigest(), data.decode()
 
 
 class RowWriter:
-    """Encodes facts one kind at a time into (key, payload) rows, as `encode_facts` does.
+    """Encodes facts one kind at a time into rows, as `encode_facts` does.
 
     One writer per batch of facts that share citations (a catalog file): it converts each run of
     facts citing one document only once.
@@ -135,9 +137,9 @@ class RowWriter:
     def __init__(self) -> None:
         self._cited: list[Any] = [None, None]
 
-    def rows(self, kind: str, facts: Iterable[Any]) -> list[tuple[str, str]]:
+    def rows(self, kind: str, facts: Iterable[Any]) -> list[Row]:
         prefix, cited = kind.encode() + b"\0", self._cited
-        return [_keyed(prefix, _PAYLOADS[type(fact)](fact, cited)) for fact in facts]
+        return [_encoded(kind, prefix, _PAYLOADS[type(fact)](fact, cited)) for fact in facts]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,31 +149,25 @@ class EncodedFacts:
     """
 
     source: str
-    rows: dict[str, tuple[str, str]]  # (kind, payload) by key, as `encode_rows` gives them
+    rows: Sequence[Row]  # as `encode_rows` gives them
     count: int  # facts, problems aside
     problems: tuple[Problem, ...]
 
 
 def encode_facts(facts: SourceFacts) -> Iterator[FactRow]:
     """One row per fact; identical facts give identical keys."""
-    writer = RowWriter()
-    for kind, group in _groups(facts):
-        yield from (FactRow(kind, key, payload) for key, payload in writer.rows(kind, group))
+    return (FactRow(*row) for row in encode_rows(facts))
 
 
-def encode_rows(facts: SourceFacts | EncodedFacts) -> dict[str, tuple[str, str]]:
-    """(kind, payload) by key, in the order of `encode_facts`: what the store diffs and inserts.
+def encode_rows(facts: SourceFacts | EncodedFacts) -> Sequence[Row]:
+    """One (kind, key, payload) per fact: what the store diffs and inserts.
 
     Plain tuples, not `FactRow`s: at 600k facts every object built per row costs a few tenths of a second.
     """
     if isinstance(facts, EncodedFacts):
         return facts.rows
     writer = RowWriter()
-    rows: dict[str, tuple[str, str]] = {}
-    for kind, group in _groups(facts):
-        for key, payload in writer.rows(kind, group):
-            rows[key] = (kind, payload)
-    return rows
+    return [row for kind, group in _groups(facts) for row in writer.rows(kind, group)]
 
 
 def _groups(facts: SourceFacts) -> tuple[tuple[str, Sequence[Any]], ...]:
