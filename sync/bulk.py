@@ -36,19 +36,40 @@ def insert_rows(
     # Bound once rather than in each of 600k rows (bench: 1.1 s).
     fixed = tuple(_bound(conn, table, name, value) for name, value in same.items())
     bound = _bind(conn, table, columns, rows)
-    full: Iterable[Row] = (row + fixed for row in bound) if fixed else bound
     raw: Any = conn.connection.dbapi_connection
     if conn.dialect.name == "postgresql":
-        with raw.cursor() as cursor, cursor.copy(f"COPY {table.name} ({names}) FROM STDIN") as copy:
-            for row in full:
-                copy.write_row(row)
+        _copy(raw, f"COPY {table.name} ({names}) FROM STDIN", bound, fixed)
         return
     marks = ", ".join("?" for _ in range(len(columns) + len(fixed)))
     cursor = raw.cursor()
     try:
-        cursor.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", full)
+        cursor.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", _with(bound, fixed))
     finally:
         cursor.close()
+
+
+def _copy(raw: Any, statement: str, rows: Sequence[Row], fixed: Row) -> None:
+    with raw.cursor() as cursor:
+        # COPY reads every column as text: the same values are turned into it once, not again in
+        # each row (bench: dumping one datetime per row took 1.4 s of the 2.2 s of 600k rows).
+        texts = tuple(_copy_text(cursor, value) for value in fixed)
+        with cursor.copy(statement) as copy:
+            for row in _with(rows, texts):
+                copy.write_row(row)
+
+
+def _copy_text(cursor: Any, value: Any) -> Any:
+    """`value` as COPY's text format has it, by psycopg's own text dumper (what `write_row` uses)."""
+    if value is None or isinstance(value, str):
+        return value
+    from psycopg.adapt import PyFormat, Transformer  # the PostgreSQL driver: not loaded for SQLite
+
+    dumped = Transformer(cursor).get_dumper(value, PyFormat.TEXT).dump(value)
+    return None if dumped is None else bytes(dumped).decode(cursor.connection.info.encoding)
+
+
+def _with(rows: Sequence[Row], fixed: Row) -> Iterable[Row]:
+    return (row + fixed for row in rows) if fixed else rows
 
 
 def _processor(conn: Connection, table: Table, name: str) -> Callable[[Any], Any] | None:
