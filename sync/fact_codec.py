@@ -116,15 +116,29 @@ def _payload(fact: Any) -> dict[str, Any]:
 
 
 def _row(kind: str, payload: Mapping[str, Any]) -> FactRow:
-    return FactRow(*_encoded(kind, kind.encode() + b"\0", payload))
+    return FactRow(*_encoded(kind, _seed(kind), payload))
 
 
-def _encoded(kind: str, prefix: bytes, payload: Mapping[str, Any]) -> Row:
-    """(kind, key, JSON text) of a payload; `prefix` is the kind's name and a NUL byte."""
+def _encoded(kind: str, seed: Any, payload: Mapping[str, Any]) -> Row:
+    """(kind, key, JSON text) of a payload; `seed` is `_seed(kind)`."""
     # orjson writes exactly what json.dumps(sort_keys, ensure_ascii=False, compact) writes (a test
     # keeps it so: the keys of facts stored by older versions must not change), ~10x faster.
     data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
-    return kind, hashlib.blake2b(prefix + data, digest_size=16).hexdigest(), data.decode()
+    digest = seed.copy()
+    digest.update(data)
+    return kind, digest.hexdigest(), data.decode()
+
+
+_SEEDS: dict[str, Any] = {}
+
+
+def _seed(kind: str) -> Any:
+    """The key's hash with the kind's name and a NUL byte fed in: copied per row, a third cheaper
+    than hashing each row's bytes from the start (600k rows: 0.15 s)."""
+    seed = _SEEDS.get(kind)
+    if seed is None:
+        seed = _SEEDS[kind] = hashlib.blake2b(kind.encode() + b"\0", digest_size=16)
+    return seed
 
 
 class RowWriter:
@@ -138,8 +152,8 @@ class RowWriter:
         self._cited: list[Any] = [None, None]
 
     def rows(self, kind: str, facts: Iterable[Any]) -> list[Row]:
-        prefix, cited = kind.encode() + b"\0", self._cited
-        return [_encoded(kind, prefix, _PAYLOADS[type(fact)](fact, cited)) for fact in facts]
+        seed, cited = _seed(kind), self._cited
+        return [_encoded(kind, seed, _PAYLOADS[type(fact)](fact, cited)) for fact in facts]
 
 
 @dataclass(frozen=True, slots=True)
