@@ -49,6 +49,7 @@ PAGERDUTY_ANNOTATION = "pagerduty.com/service-id"
 # Backstage kinds we do not read and that every real catalog holds: not worth a warning.
 _QUIET_KINDS = frozenset({"location", "template"})
 _API_RELATIONS = frozenset({PROVIDES_API, CONSUMES_API})
+_SPEC_TEXTS = ("type", "lifecycle")
 _NAME = re.compile(r"[a-zA-Z0-9]+(?:[-_.][a-zA-Z0-9]+)*")
 _NAMESPACE = re.compile(r"[a-zA-Z0-9]+(?:-[a-zA-Z0-9]+)*")
 # Required by Backstage's schemas; a missing one is reported, the entity is still used.
@@ -328,13 +329,13 @@ def _texts(
     where: str, metadata: Mapping[str, object], spec: Mapping[str, object], problems: list[Problem]
 ) -> dict[str, str]:
     texts: dict[str, str] = {}
-    fields = (("metadata", metadata, "title"), ("metadata", metadata, "description"))
-    for prefix, block, key in (*fields, ("spec", spec, "type"), ("spec", spec, "lifecycle")):
-        value = block.get(key)
-        if isinstance(value, str):
-            texts[key] = value.strip()
-        elif value is not None:
-            problems.append(Problem(where, f"expected text, got {_type(value)}: ignored", f"{prefix}.{key}"))
+    for prefix, block, keys in (("metadata", metadata, ("title", "description")), ("spec", spec, _SPEC_TEXTS)):
+        for key in keys:
+            value = block.get(key)
+            if isinstance(value, str):
+                texts[key] = value.strip()
+            elif value is not None:
+                problems.append(Problem(where, f"expected text, got {_type(value)}: ignored", f"{prefix}.{key}"))
     return texts
 
 
