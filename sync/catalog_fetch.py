@@ -48,16 +48,28 @@ def fetch_catalog_documents(
     `headers` go only to a URL. Raises FileNotFoundError for a missing path and httpx errors when
     the HTTP request fails; a body that is not a JSON array of entities is a problem.
     """
-    if urlsplit(location).scheme in ("http", "https"):
+    if is_catalog_url(location):
         return _fetch_url(location, timeout, headers or {})
+    files = catalog_files(location)
+    if not files:
+        return CatalogDocuments(problems=(Problem(location, "no *.yaml or *.yml files found", "", "error"),))
+    return _numbered(load_yaml_files(files))
+
+
+def is_catalog_url(location: str) -> bool:
+    return urlsplit(location).scheme in ("http", "https")
+
+
+def catalog_files(location: str) -> list[tuple[Path, str]]:
+    """(path, name in locators) of the descriptor files of a local file or folder (recursively, sorted).
+
+    Raises FileNotFoundError for a missing path.
+    """
     path = Path(location)
     if path.is_dir():
-        files = _catalog_files(path)
-        if not files:
-            return CatalogDocuments(problems=(Problem(location, "no *.yaml or *.yml files found", "", "error"),))
-        return _numbered(load_yaml_files(files))
+        return _catalog_files(path)
     if path.is_file():
-        return _numbered(load_yaml_files([(path, location)]))
+        return [(path, location)]
     raise FileNotFoundError(f"catalog {location!r}: no such file or folder")
 
 

@@ -70,8 +70,29 @@ class RefEdges:
     problems: tuple[Problem, ...]
 
 
-def parse_ref_edges(citation: Citation, kind: str, ref: str, namespace: str, spec: Mapping[str, object]) -> RefEdges:
-    """One assertion per distinct (src, rel, dst) of the fields read on `kind`, in field order."""
+# What one written reference means in one field: (target or None, kindless, problem message or "",
+# severity). The same text means the same wherever it is written in that field and namespace.
+_Reading = tuple[str | None, bool, str, str]
+# (text as written, namespace, field name, default kind) -> its reading.
+RefReadings = dict[tuple[str, str, str, str | None], _Reading]
+
+
+def parse_ref_edges(
+    citation: Citation,
+    kind: str,
+    ref: str,
+    namespace: str,
+    spec: Mapping[str, object],
+    readings: RefReadings | None = None,
+) -> RefEdges:
+    """One assertion per distinct (src, rel, dst) of the fields read on `kind`, in field order.
+
+    `readings` remembers what each reference text meant, for the next entities of the same catalog:
+    the few thousand distinct refs of a 100k-entity catalog are written 400k times (bench: 2 s).
+    """
+    if readings is None:
+        readings = {}
+    where = citation.locator
     problems: list[Problem] = []
     assertions: dict[tuple[str, str, str], Assertion] = {}  # a ref listed twice is one assertion
     first_targets: dict[str, str] = {}
@@ -79,57 +100,73 @@ def parse_ref_edges(citation: Citation, kind: str, ref: str, namespace: str, spe
         value = spec.get(field.name)
         if value is None:
             continue
-        for target, kindless in _targets(citation.locator, field, value, namespace, problems):
+        for target, kindless in _targets(where, field, value, namespace, problems, readings):
             src, dst = (target, ref) if field.reverse else (ref, target)
-            assertions.setdefault((src, field.rel, dst), Assertion(src, field.rel, dst, citation, kindless=kindless))
-            first_targets.setdefault(field.name, target)
+            edge = (src, field.rel, dst)
+            if edge not in assertions:
+                assertions[edge] = Assertion(src, field.rel, dst, citation, kindless=kindless)
+            if field.name not in first_targets:
+                first_targets[field.name] = target
     return RefEdges(tuple(assertions.values()), first_targets, tuple(problems))
+
+
+_UNREAD_FIELDS = {kind: _ALL_REF_FIELDS - {field.name for field in fields} for kind, fields in KIND_FIELDS.items()}
 
 
 def unread_ref_fields(where: str, kind: str, spec: Mapping[str, object]) -> list[Problem]:
     """A warning for each reference field present that Backstage does not read on `kind`."""
-    read = {field.name for field in KIND_FIELDS[kind]}
+    unread = _UNREAD_FIELDS[kind]
+    if unread.isdisjoint(spec):
+        return []  # nearly always: a quick look at the spec's few keys
     return [
         Problem(where, f"Backstage does not read {field} on a {kind}: ignored", f"spec.{field}")
-        for field in sorted(_ALL_REF_FIELDS.intersection(spec) - read)
+        for field in sorted(unread.intersection(spec))
     ]
 
 
 def _targets(
-    where: str, field: RefField, value: object, namespace: str, problems: list[Problem]
+    where: str, field: RefField, value: object, namespace: str, problems: list[Problem], readings: RefReadings
 ) -> list[tuple[str, bool]]:
     """(full ref, or `namespace/name` when kindless; kindless) for each good ref in the field."""
-    if value is None:
-        return []
-    path = f"spec.{field.name}"
-    items: list[tuple[str, object]]
     if not field.many:
         if isinstance(value, list):
-            problems.append(Problem(where, "expected one reference, got a list: ignored", path, "error"))
+            message = "expected one reference, got a list: ignored"
+            problems.append(Problem(where, message, f"spec.{field.name}", "error"))
             return []
-        items = [(path, value)]
+        items = [value]
     elif isinstance(value, list):
-        items = [(f"{path}[{index}]", item) for index, item in enumerate(value)]
+        items = value
     else:
-        problems.append(Problem(where, "expected a list of references; read as a list of one", path))
-        items = [(f"{path}[0]", value)]
-    targets = [_target(where, field, at, item, namespace, problems) for at, item in items]
-    return [target for target in targets if target is not None]
+        problems.append(Problem(where, "expected a list of references; read as a list of one", f"spec.{field.name}"))
+        items = [value]
+    targets = []
+    for index, item in enumerate(items):
+        if isinstance(item, str):
+            key = (item, namespace, field.name, field.default_kind)
+            reading = readings.get(key)
+            if reading is None:
+                reading = readings[key] = _reading(field, item, namespace)
+        else:  # a compound ref (a mapping) or junk: not worth remembering
+            reading = _reading(field, item, namespace)
+        target, kindless, message, severity = reading
+        if message:
+            # The place is spelled out only for a problem: 400k paths cost more than the problems.
+            at = f"spec.{field.name}[{index}]" if field.many else f"spec.{field.name}"
+            problems.append(Problem(where, message, at, severity))
+        if target is not None:
+            targets.append((target, kindless))
+    return targets
 
 
-def _target(
-    where: str, field: RefField, at: str, value: object, namespace: str, problems: list[Problem]
-) -> tuple[str, bool] | None:
+def _reading(field: RefField, value: object, namespace: str) -> _Reading:
     try:
         kind, target_namespace, name = split_ref(value, default_namespace=namespace)
     except RefError as exc:
-        problems.append(Problem(where, f"{exc}: ignored", at, "error"))
-        return None
+        return None, False, f"{exc}: ignored", "error"
     if kind or field.default_kind:
-        return format_ref(kind or field.default_kind or "", target_namespace, name), False
+        return format_ref(kind or field.default_kind or "", target_namespace, name), False, "", ""
     message = (
         f"reference {value!r} had missing or empty kind, and {field.name} has no default kind: "
         f"used only if exactly one component or resource is named {target_namespace}/{name}"
     )
-    problems.append(Problem(where, message, at))
-    return f"{target_namespace}/{name}", True
+    return f"{target_namespace}/{name}", True, message, "warning"

@@ -16,6 +16,7 @@ from datetime import datetime
 from graph.build import build_snapshot
 from graph.facts import SourceFacts
 from graph.snapshot import Snapshot, SnapshotRef
+from sync.fact_codec import EncodedFacts
 from sync.review_store import ReviewStore
 from sync.sources import SourceAccess, SourceSpec, read_changed
 from sync.store import Store, SyncRun, source_marks
@@ -135,9 +136,11 @@ def _sync_source(
     return SourceOutcome(spec.name, APPLIED, "", applied.items, applied.added, applied.retired, len(facts.problems))
 
 
-def fact_count(facts: SourceFacts) -> int:
+def fact_count(facts: SourceFacts | EncodedFacts) -> int:
     # Passages count like the other stored facts: the store's live count, which a read is compared
     # with to catch a suspicious drop, holds them too.
+    if isinstance(facts, EncodedFacts):
+        return facts.count
     return len(facts.entities) + len(facts.assertions) + len(facts.deploys) + len(facts.aliases) + len(facts.passages)
 
 

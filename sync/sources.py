@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 from graph.facts import SourceFacts
 from sync.aliases_file import parse_aliases, read_aliases
-from sync.catalog import catalog_api_url, parse_catalog_api, read_catalog
+from sync.catalog import catalog_api_url, parse_catalog_api, read_catalog_rows
 from sync.catalog_fetch import bearer_headers
 from sync.deploys import parse_deploys, read_deploys
+from sync.fact_codec import EncodedFacts
 from sync.pagerduty import read_pagerduty
 from sync.runbooks import read_runbooks
 from sync.textfiles import is_url
@@ -43,8 +44,8 @@ def _untrusted(source: str, location: str) -> SourceFacts:
     return read_runbooks(source, location, trusted=False)
 
 
-READERS: dict[str, Callable[[str, str], SourceFacts]] = {
-    "catalog": read_catalog,
+READERS: dict[str, Callable[[str, str], SourceFacts | EncodedFacts]] = {
+    "catalog": read_catalog_rows,
     "deploys": read_deploys,
     "docs": read_runbooks,
     "untrusted-docs": _untrusted,
@@ -67,7 +68,9 @@ TEXT_PARSERS: dict[str, Callable[[str, str, str], SourceFacts]] = {
 }
 
 
-def read_changed(spec: SourceSpec, previous: str, access: SourceAccess) -> tuple[SourceFacts, str] | None:
+def read_changed(
+    spec: SourceSpec, previous: str, access: SourceAccess
+) -> tuple[SourceFacts | EncodedFacts, str] | None:
     """(facts, content version) when the source changed since `previous`; None when it did not.
 
     Raises on any failure to read the source as a whole; bad parts inside it are problems.

@@ -5,7 +5,7 @@ handled events and lag alerts. SQLAlchemy Core lives here and in `sync/database.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import chain, groupby
@@ -21,11 +21,12 @@ from graph.facts import SourceFacts, SourceMark
 from sync import schema
 from sync.bulk import insert_rows
 from sync.bulk_read import select_batches
-from sync.fact_codec import ASSERTION, PROBLEM, FactDecoder, FactRow, encode_facts
+from sync.fact_codec import ASSERTION, PROBLEM, EncodedFacts, FactDecoder, Row, encode_rows
 
 CHUNK = 5_000
 SOURCE_LOCKS = 0x6F6E6301  # advisory lock space of per-source writers (sync/leader.py has the others)
-FACT_COLUMNS = ("source", "kind", "fact_key", "payload", "valid_from")
+ROW_COLUMNS = ("kind", "fact_key", "payload")  # a fact as the codec gives it: a `Row`
+_KEY = itemgetter(1)
 # Column getters that run in C: a Python loop over 600k rows to group them cost 0.2 s.
 _SOURCE, _KIND_AND_PAYLOAD = itemgetter(0), itemgetter(1, 2)
 T = TypeVar("T")
@@ -156,7 +157,7 @@ class Store:
             query = select(func.count()).where(f.c.kind == ASSERTION, f.c.valid_to.is_not(None))
             return int(conn.execute(query).scalar_one())
 
-    def apply(self, name: str, facts: SourceFacts, *, at: datetime, version: str) -> Applied:
+    def apply(self, name: str, facts: SourceFacts | EncodedFacts, *, at: datetime, version: str) -> Applied:
         """Replace the source's live facts in one transaction: new ones start, missing ones retire."""
         with self.engine.begin() as conn:
             _lock_source(conn, name)
@@ -176,24 +177,25 @@ class Store:
             conn.execute(schema.held_facts.delete().where(schema.held_facts.c.source == name))
         return applied
 
-    def _replace(self, conn: Connection, name: str, rows: dict[str, FactRow], at: datetime) -> Applied:
+    def _replace(self, conn: Connection, name: str, rows: Sequence[Row], at: datetime) -> Applied:
         f = schema.facts
         live = dict(conn.execute(select(f.c.fact_key, f.c.id).where(f.c.source == name, f.c.valid_to.is_(None))).all())
-        added = [r for key, r in rows.items() if key not in live]
-        retired = [fact_id for key, fact_id in live.items() if key not in rows]
+        keys = set(map(_KEY, rows))
+        added = _new_rows(rows, keys, live)
+        retired = [fact_id for key, fact_id in live.items() if key not in keys]
         for chunk in _chunks(retired):
             conn.execute(update(f).where(f.c.id.in_(chunk)).values(valid_to=at))
-        insert_rows(conn, f, FACT_COLUMNS, [(name, r.kind, r.key, r.payload, at) for r in added])
-        return Applied(len(added), len(retired), len(rows))
+        insert_rows(conn, f, ROW_COLUMNS, added, same={"source": name, "valid_from": at})
+        return Applied(len(added), len(retired), len(keys))
 
-    def hold(self, name: str, facts: SourceFacts, *, at: datetime, version: str, reason: str) -> None:
+    def hold(self, name: str, facts: SourceFacts | EncodedFacts, *, at: datetime, version: str, reason: str) -> None:
         """Keep a suspicious change aside, unapplied, until an admin accepts it."""
         rows = _encoded(facts)
         with self.engine.begin() as conn:
             _lock_source(conn, name)
             conn.execute(schema.held_facts.delete().where(schema.held_facts.c.source == name))
-            held = [(name, r.kind, r.key, r.payload) for r in rows.values()]
-            insert_rows(conn, schema.held_facts, FACT_COLUMNS[:-1], held)
+            held = _new_rows(rows, set(map(_KEY, rows)), {})
+            insert_rows(conn, schema.held_facts, ROW_COLUMNS, held, same={"source": name})
             conn.execute(
                 update(schema.sources)
                 .where(schema.sources.c.name == name)
@@ -209,7 +211,7 @@ class Store:
             if state is None or not state["held_version"]:
                 return None
             rows = conn.execute(select(h.c.kind, h.c.fact_key, h.c.payload).where(h.c.source == name)).all()
-            applied = self._replace(conn, name, {key: FactRow(kind, key, payload) for kind, key, payload in rows}, at)
+            applied = self._replace(conn, name, [(kind, key, payload) for kind, key, payload in rows], at)
             conn.execute(h.delete().where(h.c.source == name))
             conn.execute(
                 update(schema.sources)
@@ -293,10 +295,23 @@ class Store:
         return True
 
 
-def _encoded(facts: SourceFacts) -> dict[str, FactRow]:
-    """Rows by key; with the collector paused (its passes tripled the time at 600k facts)."""
+def _encoded(facts: SourceFacts | EncodedFacts) -> Sequence[Row]:
+    """One row per fact; with the collector paused (its passes tripled the time at 600k facts)."""
     with collector_paused():
-        return {r.key: r for r in encode_facts(facts)}
+        return encode_rows(facts)
+
+
+def _new_rows(rows: Sequence[Row], keys: Set[str], live: Mapping[str, object]) -> Sequence[Row]:
+    """The rows whose key is not live, each key once (its first row), in order."""
+    if not live and len(keys) == len(rows):
+        return rows  # a cold sync: no loop over 600k rows
+    seen = set(live)
+    added = []
+    for row in rows:
+        if row[1] not in seen:
+            seen.add(row[1])
+            added.append(row)
+    return added
 
 
 def _sorted_as_stored(conn: Connection, names: list[str]) -> list[str]:

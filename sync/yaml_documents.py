@@ -9,16 +9,17 @@ which parse with rapidyaml when it is installed.
 from __future__ import annotations
 
 import codecs
+import functools
 import json
 import multiprocessing
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -30,6 +31,7 @@ try:
 except ImportError:  # the `fast` extra is optional
     ryml = None
 
+T = TypeVar("T")
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Starting the workers costs about 0.5 s, which PyYAML spends on about 1 MB (bench: 3 MB took
@@ -93,7 +95,34 @@ def load_yaml_files(
             return [load_yaml_file(path, name) for path, name in files]
 
 
+def map_yaml_files(
+    files: Sequence[tuple[Path, str]],
+    convert: Callable[[YamlDocuments], T],
+    *,
+    parallel_min_bytes: int = PARALLEL_MIN_BYTES,
+) -> list[T]:
+    """`convert` of each parsed (path, name) file, in order; in the worker processes of big loads.
+
+    There `convert` runs beside the parsing, on both cores: it must be a module-level function
+    (or a `functools.partial` of one) and give a result that pickles cheaply.
+    """
+    with collector_paused():
+        if _total_size(files) <= parallel_min_bytes:
+            return [convert(load_yaml_file(path, name)) for path, name in files]
+        try:
+            return _in_workers(functools.partial(_convert_in_worker, convert), files)
+        except (OSError, BrokenProcessPool):
+            return [convert(load_yaml_file(path, name)) for path, name in files]
+
+
 def _load_in_workers(files: Sequence[tuple[Path, str]]) -> list[YamlDocuments]:
+    paths = [str(path) for path, _ in files]
+    loaded = _in_workers(_load_in_worker, files)
+    return [_received(result, path) for result, path in zip(loaded, paths, strict=True)]
+
+
+def _in_workers(work: Callable[[str, str], T], files: Sequence[tuple[Path, str]]) -> list[T]:
+    """`work(path, name)` of each file in worker processes, in order."""
     workers = min(WORKERS, len(files))
     # forkserver: forking a process that runs threads (the bot's scheduler, HTTP server) is unsafe.
     context = multiprocessing.get_context("forkserver")
@@ -101,8 +130,7 @@ def _load_in_workers(files: Sequence[tuple[Path, str]]) -> list[YamlDocuments]:
         chunk = max(1, len(files) // (workers * 8))
         paths = [str(path) for path, _ in files]
         names = [name for _, name in files]
-        loaded = pool.map(_load_in_worker, paths, names, chunksize=chunk)
-        return [_received(result, path) for result, path in zip(loaded, paths, strict=True)]
+        return list(pool.map(work, paths, names, chunksize=chunk))
 
 
 def _total_size(files: Sequence[tuple[Path, str]]) -> int:
@@ -141,6 +169,11 @@ def _load_in_worker(path: str, name: str) -> YamlDocuments | _Emitted:
     text = _decode(data, name)
     emitted = None if isinstance(text, Problem) else _ryml_json(data.removeprefix(codecs.BOM_UTF8), text)
     return load_yaml(data, name) if emitted is None else _Emitted(name, emitted)
+
+
+def _convert_in_worker(convert: Callable[[YamlDocuments], T], path: str, name: str) -> T:
+    with collector_paused():
+        return convert(_received(_load_in_worker(path, name), path))
 
 
 def _received(result: YamlDocuments | _Emitted, path: str) -> YamlDocuments:

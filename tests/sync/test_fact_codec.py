@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, datetime
 
@@ -20,11 +21,12 @@ json_values = st.recursive(
 
 @given(st.dictionaries(st.text(), json_values, max_size=6))
 def test_rows_are_written_exactly_as_the_json_module_wrote_them(payload: dict[str, object]) -> None:
-    """Facts stored by earlier versions keep their keys: a re-sync must not retire and re-add them."""
+    """Facts stored by earlier versions keep their payloads and keys: a re-sync must not retire and re-add them."""
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     row = _row("entity", payload)
     assert row.payload == text
     assert json.loads(row.payload) == payload
+    assert row.key == hashlib.blake2b(b"entity\0" + text.encode(), digest_size=16).hexdigest()
 
 
 def _facts() -> SourceFacts:

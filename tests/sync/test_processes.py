@@ -86,6 +86,37 @@ def test_a_sync_killed_with_sigkill_leaves_the_last_good_graph(tmp_path: Path) -
     assert json.loads(cli("--db", db, "resolve", "svc-good-49", "--json").stdout)["entity"] is None
 
 
+def test_a_first_sync_killed_with_sigkill_leaves_an_empty_database_with_its_indexes(tmp_path: Path) -> None:
+    """A first load drops the facts indexes until it ends: a kill must leave them as they were."""
+    catalog, db = tmp_path / "catalog", f"sqlite:///{tmp_path / 'graph.db'}"
+    write_catalog(catalog, 20_000, "first")
+    assert cli("--db", db, "migrate").returncode == 0
+    engine = make_engine(db)
+    with engine.connect() as conn:
+        indexes = conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE tbl_name = 'facts'").all()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "--catalog", str(catalog), "--db", db, "sync"],
+        env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    wal = tmp_path / "graph.db-wal"
+    baseline = wal.stat().st_size if wal.exists() else 0
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        if wal.exists() and wal.stat().st_size > baseline + 1_000_000:
+            break
+        time.sleep(0.005)
+    assert proc.poll() is None, "the sync finished before it could be killed; make the catalog larger"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE tbl_name = 'facts'").all() == indexes
+        assert conn.execute(select(schema.facts.c.id).limit(1)).first() is None
+    engine.dispose()
+    assert cli("--catalog", str(catalog), "--db", db, "sync").returncode == 0
+    after = cli("--db", db, "resolve", "svc-first-19999", "--json")
+    assert json.loads(after.stdout)["entity"] == "component:default/svc-first-19999"
+
+
 class Replica:
     def __init__(self, name: str, log: Path, **settings: str) -> None:
         self.log = log

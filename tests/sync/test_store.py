@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import psycopg
+import pytest
 from sqlalchemy import select
 
 from graph.facts import Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts
@@ -171,6 +172,18 @@ def test_history_windows_hold_to_the_second_for_bulk_inserted_facts(store: Store
     [after] = store.load_facts(as_of=at + timedelta(seconds=8))
     assert after.assertions == ()
     assert store.load_facts(as_of=at - timedelta(seconds=1)) == []
+
+
+def test_history_windows_hold_for_a_sync_time_given_in_another_zone(store: Store) -> None:
+    """The sync time is written once as text for a bulk insert: its offset must survive that."""
+    if store.engine.dialect.name == "sqlite":
+        pytest.skip("SQLite keeps times as written, without their offset (every clock here is UTC)")
+    at = datetime(2026, 11, 30, 4, 59, 26, tzinfo=timezone(timedelta(hours=2)))
+    store.ensure_source(CAT, "catalog", "x")
+    store.apply(CAT, facts("a"), at=at, version="v1")
+    assert store.load_facts(as_of=datetime(2026, 11, 30, 2, 59, 25, tzinfo=UTC)) == []
+    [facts_then] = store.load_facts(as_of=datetime(2026, 11, 30, 2, 59, 26, tzinfo=UTC))
+    assert [e.name for e in facts_then.entities] == ["a"]
 
 
 def test_two_writers_of_one_source_never_store_a_fact_twice(store: Store) -> None:

@@ -1,0 +1,66 @@
+"""Bulk inserts on a real SQLite file and a real PostgreSQL server: a first load builds its checks after."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+
+import psycopg
+import pytest
+from sqlalchemy import select, text
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from sync import schema
+from sync.bulk import insert_rows
+from sync.store import ROW_COLUMNS, Store
+
+T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+ROWS = [("entity", f"{n:032x}", f'{{"n":{n}}}') for n in range(50)]
+
+
+def checks(conn: Connection) -> list[str]:
+    """How the database itself defines the facts table's indexes and foreign keys."""
+    if conn.dialect.name == "postgresql":
+        indexes = "SELECT indexdef FROM pg_indexes WHERE tablename = 'facts'"
+        keys = (
+            "SELECT conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'facts'::regclass"
+        )
+        return sorted(conn.scalars(text(f"{indexes} UNION ALL {keys}")))
+    return sorted(conn.scalars(text("SELECT coalesce(sql, name) FROM sqlite_master WHERE tbl_name = 'facts'")))
+
+
+def stored(conn: Connection) -> list[tuple[str, str, str]]:
+    f = schema.facts
+    return [tuple(r) for r in conn.execute(select(f.c.kind, f.c.fact_key, f.c.payload).order_by(f.c.id))]
+
+
+def test_a_load_into_an_empty_table_keeps_its_indexes_and_foreign_keys(store: Store) -> None:
+    store.ensure_source("catalog", "catalog", "x")
+    with store.engine.connect() as conn:
+        before = checks(conn)
+    assert any("ix_facts_live" in check for check in before)
+    with store.engine.begin() as conn:
+        insert_rows(
+            conn, schema.facts, ROW_COLUMNS, ROWS, same={"source": "catalog", "valid_from": T0}, bulk_load_rows=1
+        )
+        assert checks(conn) == before
+        insert_rows(
+            conn, schema.facts, ROW_COLUMNS, ROWS[:1], same={"source": "catalog", "valid_from": T0}, bulk_load_rows=1
+        )
+    with store.engine.connect() as conn:
+        assert checks(conn) == before
+        assert stored(conn) == ROWS + ROWS[:1]
+
+
+def test_a_failed_load_into_an_empty_table_leaves_it_empty_with_its_checks(store: Store) -> None:
+    with store.engine.connect() as conn:
+        before = checks(conn)
+    with pytest.raises((IntegrityError, sqlite3.IntegrityError, psycopg.IntegrityError)), store.engine.begin() as conn:
+        # No such source: the foreign key refuses the rows, during the load or when it is made again.
+        insert_rows(
+            conn, schema.facts, ROW_COLUMNS, ROWS, same={"source": "nowhere", "valid_from": T0}, bulk_load_rows=1
+        )
+    with store.engine.connect() as conn:
+        assert checks(conn) == before
+        assert stored(conn) == []
