@@ -133,13 +133,14 @@ class Snapshot:
 
     def warm(self) -> None:
         """Compute the indexes every answer uses (walks, visibility, runbook passages, the blast
-        radius's runtime kinds and systems) now."""
+        radius's runtime kinds and systems, the looser name tiers) now."""
         from graph.blast import runtime_mask, system_parts
 
         for cached in ("walk_index", "restricted", "passage_index"):
             getattr(self, cached)
         runtime_mask(self)
         system_parts(self)
+        self.aliases.tier("canonical")  # names typed loosely ("The Auth Service") are common in Slack
 
     @cached_property
     def restricted(self) -> frozenset[str]:
