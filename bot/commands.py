@@ -11,12 +11,12 @@ from typing import Any
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
-from bot.blocks import SlackMessage, format_lag, format_refusal
+from bot.blocks import format_lag, format_refusal
 from bot.blocks_review import with_review_button
 from bot.delivery import message_kwargs, respond_with
 from bot.deps import BotDeps
 from bot.instrument import observed_query
-from bot.replies import BLAST, LOADING, SUSPECTS, reply_to_command
+from bot.replies import BLAST, SUSPECTS, reply_to_command
 from graph.visibility import Viewer
 
 log = logging.getLogger(__name__)
@@ -42,20 +42,8 @@ def register(app: App, deps: BotDeps) -> None:
         def on_query_command(ack: Ack, command: dict[str, Any], respond: Respond, client: WebClient) -> None:
             ack()
 
-            def work() -> None:
-                message = reply_to_command(deps, deps.snapshot(), name, command.get("text", ""), _viewer(command))
-                viewer = _viewer(command)
-                respond_with(
-                    respond,
-                    client,
-                    message,
-                    channel=viewer.channel,
-                    user=viewer.user,
-                    shared=False,
-                    attachments=deps.attachments,
-                )
-
-            _timed(deps, name, command.get("text", ""), work)
+            text, viewer = command.get("text", ""), _viewer(command)
+            _timed(deps, name, text, lambda: _answer(deps, respond, client, name, text, viewer, shared=False))
 
         return on_query_command
 
@@ -105,19 +93,14 @@ def _rerun(deps: BotDeps, body: dict[str, Any], respond: Respond, client: WebCli
     text = f"{value.get('name', '')} {extra}" if extra else str(value.get("name", ""))
     viewer = _viewer(body)
 
-    def work() -> None:
-        snapshot = deps.snapshot()
-        message = reply_to_command(deps, snapshot, command, text, viewer, shared=shared)
-        if snapshot is None:
-            message = SlackMessage(LOADING, ())
-        respond_with(
-            respond,
-            client,
-            message,
-            channel=viewer.channel,
-            user=viewer.user,
-            shared=shared,
-            attachments=deps.attachments,
-        )
+    # A button reruns the query: counted and timed as that command.
+    _timed(deps, command, text, lambda: _answer(deps, respond, client, command, text, viewer, shared=shared))
 
-    _timed(deps, command, text, work)  # a button reruns the query: counted and timed as that command
+
+def _answer(
+    deps: BotDeps, respond: Respond, client: WebClient, command: str, text: str, viewer: Viewer, *, shared: bool
+) -> None:
+    """Answer a query command (a "still loading" notice before the first graph) where it was asked."""
+    message = reply_to_command(deps, deps.snapshot(), command, text, viewer, shared=shared)
+    channel, user, attachments = viewer.channel, viewer.user, deps.attachments
+    respond_with(respond, client, message, channel=channel, user=user, shared=shared, attachments=attachments)

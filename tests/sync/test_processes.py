@@ -56,18 +56,13 @@ def write_catalog(folder: Path, count: int, tag: str) -> None:
         (folder / f"part-{chunk}.yaml").write_text("---\n".join(docs))
 
 
-def test_a_sync_killed_with_sigkill_leaves_the_last_good_graph(tmp_path: Path) -> None:
-    catalog, db = tmp_path / "catalog", f"sqlite:///{tmp_path / 'graph.db'}"
-    write_catalog(catalog, 50, "good")
-    assert cli("--catalog", str(catalog), "--db", db, "sync").returncode == 0
-    write_catalog(catalog, 20_000, "next")
+def kill_sync_while_writing(catalog: Path, db: str, wal: Path) -> None:
+    """Start `oncall-graph sync` and SIGKILL it while it writes facts (its write-ahead log grows)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "bot.cli", "--catalog", str(catalog), "--db", db, "sync"],
         env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    wal = tmp_path / "graph.db-wal"
     baseline = wal.stat().st_size if wal.exists() else 0
-    # Kill while the new facts are being written: the write-ahead log is growing.
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline:
         if wal.exists() and wal.stat().st_size > baseline + 1_000_000:
@@ -76,6 +71,14 @@ def test_a_sync_killed_with_sigkill_leaves_the_last_good_graph(tmp_path: Path) -
     assert proc.poll() is None, "the sync finished before it could be killed; make the catalog larger"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+
+
+def test_a_sync_killed_with_sigkill_leaves_the_last_good_graph(tmp_path: Path) -> None:
+    catalog, db = tmp_path / "catalog", f"sqlite:///{tmp_path / 'graph.db'}"
+    write_catalog(catalog, 50, "good")
+    assert cli("--catalog", str(catalog), "--db", db, "sync").returncode == 0
+    write_catalog(catalog, 20_000, "next")
+    kill_sync_while_writing(catalog, db, tmp_path / "graph.db-wal")
     done = cli("--db", db, "resolve", "svc-good-49", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["entity"] == "component:default/svc-good-49"
@@ -94,20 +97,7 @@ def test_a_first_sync_killed_with_sigkill_leaves_an_empty_database_with_its_inde
     engine = make_engine(db)
     with engine.connect() as conn:
         indexes = conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE tbl_name = 'facts'").all()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "--catalog", str(catalog), "--db", db, "sync"],
-        env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    wal = tmp_path / "graph.db-wal"
-    baseline = wal.stat().st_size if wal.exists() else 0
-    deadline = time.monotonic() + 120
-    while proc.poll() is None and time.monotonic() < deadline:
-        if wal.exists() and wal.stat().st_size > baseline + 1_000_000:
-            break
-        time.sleep(0.005)
-    assert proc.poll() is None, "the sync finished before it could be killed; make the catalog larger"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_sync_while_writing(catalog, db, tmp_path / "graph.db-wal")
     with engine.connect() as conn:
         assert conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE tbl_name = 'facts'").all() == indexes
         assert conn.execute(select(schema.facts.c.id).limit(1)).first() is None
