@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import psycopg
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import create_engine, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -64,3 +64,25 @@ def test_a_failed_load_into_an_empty_table_leaves_it_empty_with_its_checks(store
     with store.engine.connect() as conn:
         assert checks(conn) == before
         assert stored(conn) == []
+
+
+def test_a_role_that_may_only_write_rows_loads_an_empty_table_the_ordinary_way(store: Store) -> None:
+    if store.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite has no roles")
+    store.ensure_source("catalog", "catalog", "x")
+    with store.engine.begin() as conn:
+        before = checks(conn)
+        conn.exec_driver_sql("DROP ROLE IF EXISTS rows_only")
+        conn.exec_driver_sql("CREATE ROLE rows_only LOGIN")
+        conn.exec_driver_sql("GRANT SELECT, INSERT ON facts, sources TO rows_only")
+        conn.exec_driver_sql("GRANT USAGE ON SEQUENCE facts_id_seq TO rows_only")
+    writer = create_engine(store.engine.url.set(username="rows_only"))
+    try:
+        with writer.begin() as conn:
+            same = {"source": "catalog", "valid_from": T0}
+            insert_rows(conn, schema.facts, ROW_COLUMNS, ROWS, same=same, bulk_load_rows=1)
+    finally:
+        writer.dispose()
+    with store.engine.connect() as conn:
+        assert checks(conn) == before
+        assert stored(conn) == ROWS
