@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import psycopg
@@ -13,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from sync import schema
 from sync.bulk import insert_rows
+from sync.database import make_engine, migrate
 from sync.store import ROW_COLUMNS, Store
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -66,9 +68,17 @@ def test_a_failed_load_into_an_empty_table_leaves_it_empty_with_its_checks(store
         assert stored(conn) == []
 
 
-def test_a_role_that_may_only_write_rows_loads_an_empty_table_the_ordinary_way(store: Store) -> None:
-    if store.engine.dialect.name != "postgresql":
-        pytest.skip("SQLite has no roles")
+@pytest.fixture
+def postgres_store(postgres_url: str) -> Iterator[Store]:
+    engine = make_engine(postgres_url)
+    migrate(engine)
+    yield Store(engine)
+    engine.dispose()
+
+
+def test_a_role_that_may_only_write_rows_loads_an_empty_table_the_ordinary_way(postgres_store: Store) -> None:
+    """PostgreSQL only: SQLite has no roles (and never drops a foreign key)."""
+    store = postgres_store
     store.ensure_source("catalog", "catalog", "x")
     with store.engine.begin() as conn:
         before = checks(conn)
