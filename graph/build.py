@@ -12,7 +12,7 @@ from operator import attrgetter
 from types import MappingProxyType
 
 from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts, SourceMark
-from graph.names import AliasIndex, loose, resolve, slug
+from graph.names import AliasIndex, loose, match, resolve, slug
 from graph.refs import RefError, format_ref, split_ref
 from graph.relations import OWNED_BY, RUNTIME_KINDS, propagates
 from graph.snapshot import EdgeFacts, Hygiene, Snapshot, new_edge_facts
@@ -172,7 +172,7 @@ class _Namer:
         for candidate in (name, self._targets.get(loose(name), "")):
             if not candidate:
                 continue
-            resolution = resolve(self._alias_index(), candidate)
+            resolution = match(self._alias_index(), candidate)
             if resolution.entity:
                 return resolution.entity
             if resolution.ambiguous:
@@ -233,7 +233,7 @@ class _Namer:
         for claim in self._claims:
             if not claim.target_is_name:
                 continue
-            ref = self._final.get(f"?{loose(claim.target)}") or resolve(self._alias_index(), claim.target).entity
+            ref = self._final.get(f"?{loose(claim.target)}") or match(self._alias_index(), claim.target).entity
             if ref:
                 found.append((claim.alias, ref))
         return found
@@ -316,7 +316,7 @@ def _soft_target(entities: Mapping[str, Entity], index: AliasIndex, text: str, n
     found = [format_ref(k, ns, name) for k in kinds if format_ref(k, ns, name) in entities]
     if len(found) == 1:
         return found[0]
-    return resolve(index, text).entity
+    return match(index, text).entity
 
 
 def _merge_edges(
@@ -380,9 +380,11 @@ def _attach_deploys(
     by_entity: dict[str, dict[str, Deploy]] = defaultdict(dict)
     unresolved: list[Problem] = []
     for deploy in (d for batch in batches for d in batch.deploys):
-        resolution = resolve(index, deploy.service)
+        resolution = match(index, deploy.service)
         if resolution.entity is None and (target := name_targets.get(loose(deploy.service))):
             resolution = resolve(index, target)
+        elif resolution.entity is None:
+            resolution = resolve(index, deploy.service)  # its suggestions name the problem
         if resolution.entity is None:
             hint = ", ".join(resolution.candidates or resolution.suggestions) or "no close names"
             verb = "is ambiguous" if resolution.ambiguous else "names no entity"

@@ -17,6 +17,7 @@ from graph.names import (
     canonical_words,
     exact_key,
     loose,
+    match,
     name_words,
     resolve,
     slug,
@@ -155,3 +156,15 @@ def test_threads_meeting_an_unbuilt_canonical_tier_all_get_the_same_answer() -> 
     for thread in threads:
         thread.join()
     assert answers == [("canonical", frozenset({"component:default/payments-1999"}))] * 6
+
+
+def test_match_resolves_as_resolve_does_but_ranks_no_suggestions_for_a_miss() -> None:
+    index = AliasIndex(
+        [("auth-service", "component:default/auth"), ("Auth", "component:default/auth"),
+         ("cache", "component:default/a-cache"), ("cache", "component:default/b-cache")]
+    )  # fmt: skip
+    for text in ("The Auth Service", "cache", "auth-servic", "nothing like it"):
+        full, quick = resolve(index, text), match(index, text)
+        assert (quick.entity, quick.candidates, quick.matched_by) == (full.entity, full.candidates, full.matched_by)
+    assert resolve(index, "auth-servic").suggestions == ("component:default/auth",)
+    assert match(index, "auth-servic").suggestions == ()
