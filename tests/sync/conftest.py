@@ -8,10 +8,20 @@ from sync.database import make_engine, migrate
 from sync.store import Store
 
 
-@pytest.fixture
-def store(database_url: str) -> Iterator[Store]:
-    """A migrated store on a real SQLite file or a real PostgreSQL database."""
-    engine = make_engine(database_url)
+def migrated_store(url: str) -> Iterator[Store]:
+    engine = make_engine(url)
     migrate(engine)
     yield Store(engine)
     engine.dispose()
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[Store]:
+    """A migrated store on a real SQLite file or a real PostgreSQL database."""
+    yield from migrated_store(database_url)
+
+
+@pytest.fixture
+def postgres_store(postgres_url: str) -> Iterator[Store]:
+    """A migrated store on a real PostgreSQL database only (for what SQLite has not: roles, ...)."""
+    yield from migrated_store(postgres_url)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import psycopg
@@ -14,7 +13,6 @@ from sqlalchemy.exc import IntegrityError
 
 from sync import schema
 from sync.bulk import insert_rows
-from sync.database import make_engine, migrate
 from sync.store import ROW_COLUMNS, Store
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -66,14 +64,6 @@ def test_a_failed_load_into_an_empty_table_leaves_it_empty_with_its_checks(store
     with store.engine.connect() as conn:
         assert checks(conn) == before
         assert stored(conn) == []
-
-
-@pytest.fixture
-def postgres_store(postgres_url: str) -> Iterator[Store]:
-    engine = make_engine(postgres_url)
-    migrate(engine)
-    yield Store(engine)
-    engine.dispose()
 
 
 def test_a_role_that_may_only_write_rows_loads_an_empty_table_the_ordinary_way(postgres_store: Store) -> None:
