@@ -1,7 +1,8 @@
 """What follows an answer: its full text as a file and its picture, delivered off the request's thread.
 
-The answer itself goes out on its request's thread. Its attachments go to two background workers
-that let answers go first (`AnswerSlots.step_aside`): writing a 100k-entity answer's full text
+The answer itself goes out on its request's thread. Its attachments go to background workers (two
+for full texts, two for pictures) that let answers go first (`AnswerSlots.step_aside`): writing a
+100k-entity answer's full text
 holds the GIL for 60-170 ms, and written alongside the next command it doubled that command's
 time. An attachment that cannot be delivered is logged; its answer has already gone out.
 """
