@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
@@ -18,6 +19,16 @@ def _json(start_response: StartResponse, status: str, body: dict[str, Any]) -> l
     data = json.dumps(body).encode()
     start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
     return [data]
+
+
+def counted_while_handled(app: WsgiApp, handling: Callable[[], AbstractContextManager[object]]) -> WsgiApp:
+    """`app`, each request inside `handling()` (the answer slots' `arriving`)."""
+
+    def counted(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        with handling():
+            return list(app(environ, start_response))
+
+    return counted
 
 
 def build_wsgi(

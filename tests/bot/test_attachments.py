@@ -96,3 +96,12 @@ def test_a_message_with_nothing_to_attach_sends_nothing(fake: FakeSlack) -> None
     assert attachments.send(client, SlackMessage("short answer", ()), channel="C1") is None
     attachments.close()
     assert fake.uploads(pending=True) == []
+
+
+def test_a_request_being_received_counts_as_an_answer_without_taking_a_slot() -> None:
+    slots = AnswerSlots(slots=1, longest_pause=0.05)
+    with slots.arriving():
+        assert slots.busy
+        with slots:  # the one slot is still free for the answer itself
+            assert slots.busy
+    assert not slots.busy
