@@ -159,17 +159,6 @@ def impact_entry(impact: Impact, *, edges_shown: int = EDGES_SHOWN) -> str:
 FULL_TEXT_ENTRIES = 2_000
 
 
-def blast_text(
-    result: BlastRadius,
-    snapshot: Snapshot,
-    now: datetime,
-    stale_after: float | None,
-    passages: Sequence[CitedPassage] = (),
-) -> str:
-    """The whole answer as plain text: every impacted entity with its full cited path."""
-    return "".join(blast_lines(result, snapshot, now, stale_after, passages))
-
-
 def blast_lines(
     result: BlastRadius,
     snapshot: Snapshot,
@@ -177,7 +166,8 @@ def blast_lines(
     stale_after: float | None,
     passages: Sequence[CitedPassage] = (),
 ) -> Iterator[str]:
-    """`blast_text` line by line (each ending in a newline), written as it is read."""
+    """The whole answer as plain text, line by line (each ending in a newline), written as it is
+    read: every impacted entity with its full cited path."""
     counts = _Counts.of(result)
     yield f"If {short_name(result.failed)} goes down: {counts.summary()}\n"
     if result.max_depth is not None:
