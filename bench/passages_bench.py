@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     rng = random.Random(20261130)
     if args.scenario:
         from bench.generate import SCENARIOS, ensure_catalog
-        from sync.catalog import read_catalog
+        from sync.sources.catalog import read_catalog
 
         catalog = ensure_catalog(SCENARIOS[args.scenario])
         base = read_catalog("catalog", str(catalog.folder))

@@ -120,7 +120,7 @@ def _machine() -> dict[str, Any]:
 def measure_scenario(catalog: Catalog, runs: int, *, load_only: bool = False) -> dict[str, Any]:
     """Cold load, memory, walk latency on the hub and the leaf, and the baselines."""
     from graph.build import build_snapshot
-    from sync.catalog import read_catalog
+    from sync.sources.catalog import read_catalog
 
     load_average = os.getloadavg()[0]  # other processes on the machine slow every figure
     big = catalog.entities >= 100_000
@@ -174,8 +174,8 @@ def measure_scenario(catalog: Catalog, runs: int, *, load_only: bool = False) ->
 
 def _time_parsing() -> dict[str, float]:
     """Time spent in the YAML loader during `read_catalog`, by wrapping it wherever it was imported."""
-    import sync.catalog  # noqa: F401 - imports the modules that import the loader
-    import sync.yaml_documents as yaml_documents
+    import sync.sources.catalog  # noqa: F401 - imports the modules that import the loader
+    import sync.sources.yaml_documents as yaml_documents
 
     timings: dict[str, float] = {}
     inner: Callable[..., Any] = yaml_documents.load_yaml_files

@@ -19,22 +19,22 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from waitress.server import create_server
 
-from bot.answer_slots import AnswerSlots
-from bot.app import build_app, build_client
-from bot.attachments import Attachments
-from bot.blocks_review import EDGES_SHOWN
-from bot.cli import source_access
-from bot.deps import BotDeps
-from bot.explain import Explainer, QuestionReader
+from bot.cli.main import source_access
 from bot.http import WsgiApp, build_wsgi, counted_while_handled
-from bot.log_format import configure_logging
-from bot.metrics import Metrics
-from bot.pagerduty_webhook import build_webhook
-from bot.picture_render import PictureRenderer
+from bot.model.ports import Explainer, QuestionReader
+from bot.pagerduty.webhook import build_webhook
+from bot.render.png import PictureRenderer
 from bot.settings import Settings, split_list
-from bot.slack_lag import SlackLagNotifier
-from bot.sync_telemetry import SyncTelemetry
-from bot.tracing import start_tracing
+from bot.slack.answer_slots import AnswerSlots
+from bot.slack.app import build_app, build_client
+from bot.slack.attachments import Attachments
+from bot.slack.blocks.review import EDGES_SHOWN
+from bot.slack.deps import BotDeps
+from bot.slack.lag_alerts import SlackLagNotifier
+from bot.telemetry.log_format import configure_logging
+from bot.telemetry.metrics import Metrics
+from bot.telemetry.sync_telemetry import SyncTelemetry
+from bot.telemetry.tracing import start_tracing
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
 from graph.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
@@ -42,10 +42,10 @@ from graph.snapshot import Snapshot, SnapshotRef
 from sync.lag import LagNotifier, LogNotifier
 from sync.leader import leadership_for
 from sync.refresh import rebuild
-from sync.review_store import ReviewStore
 from sync.schedule import SyncService, SyncSettings, start_scheduler
-from sync.sources import SourceSpec
-from sync.store import Store
+from sync.sources.registry import SourceSpec
+from sync.store.fact_store import Store
+from sync.store.reviews import ReviewStore
 
 log = logging.getLogger(__name__)
 HTTP_THREADS = 64  # each Slack request holds one until its ack: a burst must not queue
@@ -139,7 +139,7 @@ def _model(settings: Settings) -> tuple[Explainer, QuestionReader] | None:
         return None
     # Imported only when a key is set: the SDK's import alone took 2 of the 3.5 s a restart spent
     # before it began loading the graph.
-    from bot.anthropic_model import build_model
+    from bot.model.claude import build_model
 
     return build_model(settings)
 

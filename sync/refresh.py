@@ -16,10 +16,10 @@ from datetime import datetime
 from graph.build import build_snapshot
 from graph.facts import SourceFacts
 from graph.snapshot import Snapshot, SnapshotRef
-from sync.fact_codec import EncodedFacts
-from sync.review_store import ReviewStore
-from sync.sources import SourceAccess, SourceSpec, read_changed
-from sync.store import Store, SyncRun, source_marks
+from sync.sources.registry import SourceAccess, SourceSpec, read_changed
+from sync.store.fact_codec import EncodedFacts
+from sync.store.fact_store import Store, SyncRun, source_marks
+from sync.store.reviews import ReviewStore
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]

@@ -19,8 +19,8 @@ from sync.lag import LagNotifier
 from sync.leader import Leadership
 from sync.observer import NoObserver, SyncObserver
 from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, load_snapshot, sync_once
-from sync.sources import SourceAccess, SourceSpec
-from sync.store import Store, source_marks
+from sync.sources.registry import SourceAccess, SourceSpec
+from sync.store.fact_store import Store, source_marks
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.alert_message import STATUSES, Alert, incident_key, is_alert, parse_alert
+from bot.slack.alert_message import STATUSES, Alert, incident_key, is_alert, parse_alert
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slack"
 INCIDENT = "Q2KX7T8PLMN0AB"

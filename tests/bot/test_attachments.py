@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 from slack_sdk import WebClient
 
-from bot.answer_slots import AnswerSlots
-from bot.attachments import Attachments
-from bot.blocks_kit import SlackMessage
+from bot.slack.answer_slots import AnswerSlots
+from bot.slack.attachments import Attachments
+from bot.slack.blocks.kit import SlackMessage
 from tests.fakes.slack_api import FakeSlack, slack_api
 
 

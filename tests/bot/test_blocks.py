@@ -10,7 +10,9 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, BlockElement
 
-from bot.blocks import (
+from bot.query.durations import parse_window
+from bot.slack.blocks.kit import cited
+from bot.slack.blocks.messages import (
     SlackMessage,
     format_alert_reply,
     format_answer,
@@ -22,8 +24,6 @@ from bot.blocks import (
     format_unresolved,
     text_length,
 )
-from bot.blocks_kit import cited
-from bot.durations import parse_window
 from graph.ask import ask
 from graph.blast import blast_radius
 from graph.facts import Citation, Deploy, Passage, SourceMark

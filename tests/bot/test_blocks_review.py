@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from bot.blocks import format_refusal
-from bot.blocks_kit import MAX_BLOCKS, TEXT_BUDGET, text_length
-from bot.blocks_review import EDGES_SHOWN, format_review_queue, with_review_button
+from bot.slack.blocks.kit import MAX_BLOCKS, TEXT_BUDGET, text_length
+from bot.slack.blocks.messages import format_refusal
+from bot.slack.blocks.review import EDGES_SHOWN, format_review_queue, with_review_button
 from graph.review import ChunkRef, ProposedEdge
 
 

@@ -254,7 +254,7 @@ def migrated(database_url: str) -> tuple[int, Any]:
 
 
 def test_migrate_creates_the_schema_then_leaves_a_current_one_alone(database_url: str) -> None:
-    from sync.database import HEAD
+    from sync.store.database import HEAD
 
     code, first = migrated(database_url)
     assert code == 0
@@ -270,7 +270,7 @@ def test_migrate_jobs_started_together_both_succeed(database_url: str) -> None:
     # A rollout can start the migration Job while a previous one is still retrying: they must take turns.
     from sqlalchemy import create_engine, text
 
-    from sync.database import HEAD, normalize_url
+    from sync.store.database import HEAD, normalize_url
 
     jobs = [run_migrate(database_url) for _ in range(2)]
     results = [(json.loads(job.communicate(timeout=120)[0]), job.returncode) for job in jobs]

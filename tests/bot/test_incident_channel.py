@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from bot.blocks import format_unresolved
-from bot.blocks_incident import format_incident_post
-from bot.blocks_kit import MAX_BLOCKS, SlackMessage, header, section
-from bot.incident_channel import Route, choose_channel, parse_channel_map
-from bot.incident_reply import resolve_service
-from bot.pagerduty_payload import Incident
+from bot.pagerduty.channel import Route, choose_channel, parse_channel_map
+from bot.pagerduty.incident_reply import resolve_service
+from bot.pagerduty.payload import Incident
+from bot.slack.blocks.incident import format_incident_post
+from bot.slack.blocks.kit import MAX_BLOCKS, SlackMessage, header, section
+from bot.slack.blocks.messages import format_unresolved
 from graph.snapshot import Snapshot
 from graph.visibility import EVERYONE, Viewer
 from tests.graph.builders import dep, entity, snapshot

@@ -10,7 +10,7 @@ from datetime import datetime
 
 import pytest
 
-from bot.log_format import JsonFormatter, configure_logging
+from bot.telemetry.log_format import JsonFormatter, configure_logging
 
 
 @pytest.fixture

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from bot.mcp_server import LiveSnapshot
-from bot.mcp_tools import TOOLS, GraphAccess, ToolInputError, call_tool
+from bot.mcp.server import LiveSnapshot
+from bot.mcp.tools import TOOLS, GraphAccess, ToolInputError, call_tool
 from graph.snapshot import Snapshot, SnapshotRef
-from sync.database import make_engine, migrate
 from sync.refresh import load_snapshot, sync_once
-from sync.sources import SourceSpec
-from sync.store import Store
+from sync.sources.registry import SourceSpec
+from sync.store.database import make_engine, migrate
+from sync.store.fact_store import Store
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "seed-demo" / "docs"
 NOW = datetime(2026, 11, 29, 15, 0, tzinfo=UTC)

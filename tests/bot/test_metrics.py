@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from prometheus_client import generate_latest
 
-from bot.bounded_labels import DEFAULT_LIMIT, OTHER
-from bot.metrics import Metrics
+from bot.telemetry.bounded_labels import DEFAULT_LIMIT, OTHER
+from bot.telemetry.metrics import Metrics
 from graph.facts import SourceMark
 from graph.freshness import LagReport, measure_lag
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from bot.anthropic_model import build_model
-from bot.asking import ModelPorts, ask_question, explain_alert
-from bot.blocks import format_alert_reply, format_answer
-from bot.metrics import Metrics
-from bot.render_text import render_answer
+from bot.model.claude import build_model
+from bot.query.asking import ModelPorts, ask_question, explain_alert
+from bot.render.text import render_answer
 from bot.settings import Settings
+from bot.slack.blocks.messages import format_alert_reply, format_answer
+from bot.telemetry.metrics import Metrics
 from graph.ask import IMPACT, ask
 from graph.blast import blast_radius
 from graph.suspects import suspects

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bot.pagerduty_payload import Incident, WebhookPayloadError, parse_webhook
+from bot.pagerduty.payload import Incident, WebhookPayloadError, parse_webhook
 
 
 def triggered(**data: Any) -> dict[str, Any]:

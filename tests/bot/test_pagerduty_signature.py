@@ -6,7 +6,7 @@ import hashlib
 import hmac
 import json
 
-from bot.pagerduty_signature import sign, signatures, verify
+from bot.pagerduty.signature import sign, signatures, verify
 
 BODY = b'{"event":{"id":"01","event_type":"incident.triggered"}}'
 

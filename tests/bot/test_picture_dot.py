@@ -7,7 +7,7 @@ import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bot.picture_dot import (
+from bot.render.dot import (
     AMBER,
     MORE_IMPACTED,
     NOTE,
@@ -18,7 +18,7 @@ from bot.picture_dot import (
     blast_dot,
     suspects_dot,
 )
-from bot.picture_render import PictureRenderer
+from bot.render.png import PictureRenderer
 from graph.ask import ask
 from graph.blast import blast_radius
 from graph.suspects import suspects

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.picture_render import MISSING, PictureRenderer
+from bot.render.png import MISSING, PictureRenderer
 from tests.bot.png import png_size
 
 SOURCE = 'digraph { "resource:default/redis" -> "component:default/cart" [label="depends_on"] }\n'
@@ -25,7 +25,7 @@ def test_without_graphviz_pictures_are_skipped_with_one_warning_per_renderer(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     renderer = PictureRenderer.find(str(tmp_path))  # a PATH holding no `dot`
-    with caplog.at_level(logging.WARNING, logger="bot.picture_render"):
+    with caplog.at_level(logging.WARNING, logger="bot.render.png"):
         results = [renderer.render_png(SOURCE) for _ in range(5)]
     assert results == [None] * 5
     assert [r.getMessage() for r in caplog.records] == [f"{MISSING}; answering without a picture"]

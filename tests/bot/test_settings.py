@@ -46,6 +46,6 @@ def test_manifest_commands_match_the_registered_handlers() -> None:
 
     manifest = yaml.safe_load((ROOT / "deploy" / "slack-app-manifest.yaml").read_text())
     declared = {c["command"] for c in manifest["features"]["slash_commands"]}
-    registered = set(re.findall(r'app\.command\("(/[a-z-]+)"\)', (ROOT / "bot" / "commands.py").read_text()))
+    registered = set(re.findall(r'app\.command\("(/[a-z-]+)"\)', (ROOT / "bot" / "slack" / "commands.py").read_text()))
     assert declared == registered == {"/blast-radius", "/suspects", "/graph-lag"}
     assert {"app_mention", "message.channels"} <= set(manifest["settings"]["event_subscriptions"]["bot_events"])

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from bot.cli_parser import build_parser
+from bot.cli.parser import build_parser
 from bot.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sync.database import HEAD
+from sync.store.database import HEAD
 from tests.deploy.files import DOCKERFILE, ROOT, cli_commands, final_stage, instructions, one
 
 HADOLINT = Path(sys.executable).with_name("hadolint")
@@ -104,7 +104,10 @@ def test_the_wheel_carries_the_migrations_and_migrates_from_outside_the_source_t
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site), "DATABASE_URL": f"sqlite:///{run_dir / 'g.db'}"}
-    script = "import sync.database, bot.cli; print(sync.database.__file__); raise SystemExit(bot.cli.main())"
+    script = (
+        "import sync.store.database, bot.cli.main; print(sync.store.database.__file__); "
+        "raise SystemExit(bot.cli.main.main())"
+    )
     done = subprocess.run(
         [sys.executable, "-c", script, "migrate", "--json"], cwd=run_dir, env=env, capture_output=True, text=True,
         timeout=120,

@@ -15,8 +15,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from sync import schema
-from sync.database import make_engine
+from sync.store import schema
+from sync.store.database import make_engine
 from tests.e2e.conftest import ADMIN, ROOT, Bot, write_sources
 from tests.e2e.test_slack_bot import only_response, text_of
 from tests.fakes.anthropic_api import API_KEY, anthropic_api, tool_use

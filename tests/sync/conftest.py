@@ -4,8 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from sync.database import make_engine, migrate
-from sync.store import Store
+from sync.store.database import make_engine, migrate
+from sync.store.fact_store import Store
 
 
 def migrated_store(url: str) -> Iterator[Store]:

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graph.facts import SourceFacts
-from sync.aliases_file import parse_aliases, read_aliases
-from sync.textfiles import FetchError
+from sync.sources.aliases import parse_aliases, read_aliases
+from sync.sources.textfiles import FetchError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "aliases"
 

@@ -11,9 +11,9 @@ from sqlalchemy import create_engine, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from sync import schema
-from sync.bulk import insert_rows
-from sync.store import ROW_COLUMNS, Store
+from sync.store import schema
+from sync.store.bulk_write import insert_rows
+from sync.store.fact_store import ROW_COLUMNS, Store
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 ROWS = [("entity", f"{n:032x}", f'{{"n":{n}}}') for n in range(50)]

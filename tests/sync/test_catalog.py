@@ -16,14 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graph.facts import Assertion, Problem, SourceFacts
-from sync.catalog import (
+from sync.sources.catalog import (
     catalog_api_url,
     fetch_catalog_documents,
     parse_catalog,
     parse_catalog_api,
     read_catalog,
 )
-from sync.yaml_documents import _load_with_ryml, load_yaml, load_yaml_files
+from sync.sources.yaml_documents import _load_with_ryml, load_yaml, load_yaml_files
 
 DATA = Path(__file__).parent.parent / "data" / "catalog"
 REFERENCE = DATA / "reference"
@@ -538,13 +538,13 @@ def test_token_is_ignored_for_files_and_folders() -> None:
 
 
 def test_catalog_module_still_exports_its_readers_after_the_fetch_split() -> None:
-    import sync.catalog
-    import sync.catalog_fetch
+    import sync.sources.catalog
+    import sync.sources.catalog_fetch
 
     exported = {"read_catalog", "fetch_catalog_documents", "parse_catalog", "parse_catalog_api", "catalog_api_url"}
-    assert exported | {"CatalogDocuments"} <= set(sync.catalog.__all__)
-    assert all(callable(getattr(sync.catalog, name)) for name in exported)
-    assert sync.catalog.CatalogDocuments is sync.catalog_fetch.CatalogDocuments
+    assert exported | {"CatalogDocuments"} <= set(sync.sources.catalog.__all__)
+    assert all(callable(getattr(sync.sources.catalog, name)) for name in exported)
+    assert sync.sources.catalog.CatalogDocuments is sync.sources.catalog_fetch.CatalogDocuments
 
 
 def test_fetched_api_body_parses_like_a_read() -> None:

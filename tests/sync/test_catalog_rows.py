@@ -14,13 +14,13 @@ from sqlalchemy import select
 
 from graph.facts import SourceFacts
 from graph.snapshot import SnapshotRef
-from sync import schema
-from sync.catalog import read_catalog, read_catalog_rows
-from sync.database import make_engine, migrate
-from sync.fact_codec import EncodedFacts, encode_rows
 from sync.refresh import APPLIED, HELD, fact_count, sync_once
-from sync.sources import SourceSpec
-from sync.store import Store
+from sync.sources.catalog import read_catalog, read_catalog_rows
+from sync.sources.registry import SourceSpec
+from sync.store import schema
+from sync.store.database import make_engine, migrate
+from sync.store.fact_codec import EncodedFacts, encode_rows
+from sync.store.fact_store import Store
 from tests.sync.test_catalog import ACME, REFERENCE, RESOURCE, write
 
 SERIAL, POOLED = 1 << 40, 0  # parallel_min_bytes: never / always in worker processes

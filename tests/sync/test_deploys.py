@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graph.facts import Deploy, Problem, SourceFacts
-from sync.deploys import parse_deploys, parse_timestamp, read_deploys
-from sync.textfiles import FetchError
+from sync.sources.deploys import parse_deploys, parse_timestamp, read_deploys
+from sync.sources.textfiles import FetchError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "deploys"
 

@@ -15,18 +15,18 @@ from sqlalchemy import select
 
 from graph.review import APPROVED, EXTRACTABLE, PENDING, REVIEW_SOURCE
 from graph.snapshot import SnapshotRef
-from sync import schema
-from sync.chunks import split_chunks
-from sync.extract_model import ExtractionModel, ModelConfig, ModelError
-from sync.extract_schema import TOOL_NAME, check_relations
-from sync.extraction import estimate, plan_extraction, run_extraction
+from sync.extract.chunks import split_chunks
+from sync.extract.model import ExtractionModel, ModelConfig, ModelError
+from sync.extract.run import estimate, plan_extraction, run_extraction
+from sync.extract.schema import TOOL_NAME, check_relations
 from sync.lag import LogNotifier
 from sync.leader import leadership_for
 from sync.refresh import load_snapshot
-from sync.review_store import ReviewError, ReviewStore
 from sync.schedule import SyncService, SyncSettings
-from sync.sources import SourceSpec
-from sync.store import Store
+from sync.sources.registry import SourceSpec
+from sync.store import schema
+from sync.store.fact_store import Store
+from sync.store.reviews import ReviewError, ReviewStore
 from tests.fakes.anthropic_api import API_KEY, FakeAnthropic, anthropic_api, error, tool_use
 
 T0 = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
@@ -232,7 +232,7 @@ def test_a_leader_that_syncs_nothing_new_still_picks_up_an_approval(
 
 
 def test_cost_knows_dated_snapshots_and_never_guesses_an_unknown_model() -> None:
-    from sync.extract_cost import cost_of, price_of
+    from sync.extract.cost import cost_of, price_of
 
     assert price_of("claude-sonnet-5-5") == (2.0, 10.0) and price_of("claude-haiku-4-5-20251001") == (1.0, 5.0)
     assert price_of("claude-sonnet-5-50") is None and price_of("gpt-6") is None

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts
-from sync.fact_codec import _row, decode_facts, encode_facts
+from sync.store.fact_codec import _row, decode_facts, encode_facts
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(),

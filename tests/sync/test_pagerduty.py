@@ -11,7 +11,7 @@ import pytest
 from graph.blast import blast_radius
 from graph.build import build_snapshot
 from graph.facts import Citation, Entity, Problem, SourceFacts
-from sync.pagerduty import (
+from sync.sources.pagerduty import (
     ACCEPT,
     BUSINESS,
     MAX_DEPTH,

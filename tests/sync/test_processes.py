@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from sync import schema
-from sync.database import make_engine
+from sync.store import schema
+from sync.store.database import make_engine
 from tests.fakes.http_source import SourceServer, source_server
 
 ROOT = Path(__file__).resolve().parents[2]

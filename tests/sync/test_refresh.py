@@ -12,9 +12,9 @@ import pytest
 from graph.facts import SourceFacts
 from graph.snapshot import SnapshotRef
 from sync.refresh import APPLIED, FAILED, HELD, UNCHANGED, load_snapshot, sync_once
-from sync.sources import SourceAccess, SourceSpec
-from sync.store import Store
-from sync.versions import local_version
+from sync.sources.registry import SourceAccess, SourceSpec
+from sync.sources.versions import local_version
+from sync.store.fact_store import Store
 from tests.fakes.http_source import SourceServer, source_server
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

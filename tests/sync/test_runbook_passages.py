@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from graph.facts import Passage
-from sync.runbook_passages import MAX_CHARS, split_passages
-from sync.runbooks import parse_runbook, read_runbooks
+from sync.sources.runbook_passages import MAX_CHARS, split_passages
+from sync.sources.runbooks import parse_runbook, read_runbooks
 
 SOURCE = "docs:runbooks"
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from graph.facts import Problem
-from sync.runbook_text import Paragraph, split_paragraphs, split_sentences
+from sync.sources.runbook_text import Paragraph, split_paragraphs, split_sentences
 
 
 def test_wrapped_lines_join_their_paragraph_and_list_items_stay_apart() -> None:

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graph.facts import Assertion, Citation, SourceFacts
-from sync.runbooks import extract_relations, find_runbooks, parse_runbook, read_runbooks
+from sync.sources.runbooks import extract_relations, find_runbooks, parse_runbook, read_runbooks
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "runbooks"
 

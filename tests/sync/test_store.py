@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import select
 
 from graph.facts import Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts
-from sync import schema
-from sync.database import make_engine, migrate
-from sync.store import Store, SyncRun
+from sync.store import schema
+from sync.store.database import make_engine, migrate
+from sync.store.fact_store import Store, SyncRun
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 CAT = "catalog:examples/acme/catalog"
@@ -121,7 +121,7 @@ def test_head_constant_is_the_newest_migration(store: Store) -> None:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    from sync.database import HEAD, MIGRATIONS, current_revision
+    from sync.store.database import HEAD, MIGRATIONS, current_revision
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
@@ -133,7 +133,7 @@ def test_migrations_create_exactly_the_tables_the_code_declares(store: Store) ->
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
 
-    from sync.schema import metadata
+    from sync.store.schema import metadata
 
     with store.engine.connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), metadata)

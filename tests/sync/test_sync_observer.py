@@ -10,8 +10,8 @@ from graph.snapshot import SnapshotRef
 from sync.lag import LogNotifier
 from sync.leader import EmbeddedLeadership
 from sync.schedule import SyncService, SyncSettings
-from sync.sources import SourceSpec
-from sync.store import Store
+from sync.sources.registry import SourceSpec
+from sync.store.fact_store import Store
 from tests.sync.test_refresh import Clock, write_docs
 
 

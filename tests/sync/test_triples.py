@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from graph.facts import Assertion, SourceFacts
 from graph.relations import propagates
-from sync.textfiles import FetchError
-from sync.triples import normalize_relation, parse_triples, read_triples
+from sync.sources.textfiles import FetchError
+from sync.sources.triples import normalize_relation, parse_triples, read_triples
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "triples"
 

@@ -1,0 +1,342 @@
+"""The `oncall-graph` command line: the composition root that wires settings, the store, the sync
+run and the graph to terminal or JSON output.
+
+Exit status: 0 answered; 1 the name did not resolve (suggestions printed); 2 bad usage or no
+usable input at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from bot.cli.parser import QUERY_COMMANDS, SOURCE_OPTIONS, build_parser
+from bot.query.asking import ModelPorts
+from bot.query.replies import EXIT_OK, EXIT_USAGE, answer, picture
+from bot.render import text as render_text
+from bot.render.dot import Picture
+from bot.render.png import PictureRenderer
+from bot.settings import Settings
+from bot.telemetry.metrics import Metrics
+from graph.freshness import measure_lag
+from graph.snapshot import Snapshot, SnapshotRef
+from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, sync_once
+from sync.sources.registry import SourceAccess, SourceSpec
+from sync.store.database import current_revision, make_engine, migrate
+from sync.store.fact_store import Store
+
+MAX_WARNINGS = 50
+
+
+class UsageError(Exception):
+    """Bad usage or no usable input: exit status 2."""
+
+
+def clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def source_specs(args: argparse.Namespace, settings: Settings) -> list[SourceSpec]:
+    """Sources from the command line when any are given, else from the environment and `.env`."""
+    given = [SourceSpec(flag, loc) for flag, dest, _ in SOURCE_OPTIONS for loc in getattr(args, dest)]
+    if given:
+        return given
+    return [SourceSpec(flag, loc) for flag, dest, _ in SOURCE_OPTIONS for loc in settings.sources(dest)]
+
+
+def source_access(settings: Settings) -> SourceAccess:
+    return SourceAccess(settings.http_timeout, settings.catalog_token.strip(), settings.pagerduty_token.strip())
+
+
+def shown_url(url: str) -> str:
+    """The database URL as logs may show it: without its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError as exc:
+        raise UsageError(f"not a database URL (--db or DATABASE_URL): {exc}") from exc
+
+
+def open_store(url: str) -> Store:
+    try:
+        engine = make_engine(url)
+        migrate(engine)
+    except (ArgumentError, SQLAlchemyError, OSError) as exc:
+        raise UsageError(f"cannot open the database {shown_url(url)!r}: {exc}") from exc
+    return Store(engine)
+
+
+def _report_sync(report: SyncReport, err: Console) -> None:
+    for outcome in report.outcomes:
+        if outcome.outcome == FAILED:
+            err.print(Text(f"error: source {outcome.name} could not be read: {outcome.error}", style="bold red"))
+            err.print(Text("  answering from its last good facts, if any", style="red"))
+        elif outcome.outcome == HELD:
+            err.print(Text(f"warning: source {outcome.name} held for review: {outcome.error}", style="yellow"))
+            err.print(Text(f"  apply it with: oncall-graph sync --accept {outcome.name}", style="yellow"))
+
+
+def _report_problems(snapshot: Snapshot, err: Console) -> None:
+    for problem in snapshot.problems[:MAX_WARNINGS]:
+        err.print(Text(str(problem), style="yellow"))
+    if len(snapshot.problems) > MAX_WARNINGS:
+        err.print(f"… and {len(snapshot.problems) - MAX_WARNINGS} more problems (oncall-graph lint lists them all)")
+
+
+def prepare_snapshot(
+    args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store, settings: Settings, err: Console
+) -> Snapshot:
+    ref = SnapshotRef()
+    if specs:
+        _report_sync(sync_once(specs, store, ref, clock, access=source_access(settings)), err)
+    names = [s.name for s in specs] or None
+    if args.as_of:
+        snapshot = load_snapshot(store, clock, names, as_of=args.as_of)
+    else:
+        snapshot = ref.current() or load_snapshot(store, clock, names)
+    if snapshot is None:
+        if args.as_of:
+            raise UsageError(f"the database holds no facts from before {args.as_of.isoformat()}")
+        raise UsageError(
+            "no usable input: give --catalog, --deploys, --docs, --triples or --aliases "
+            "(or set ONCALL_GRAPH_CATALOG and friends), or point --db at a synced database"
+        )
+    # As a swap does for the bot: the collector's next full pass would walk the whole graph just
+    # built (0.8 s at 100k entities) for the one answer this process gives.
+    gc.freeze()
+    _report_problems(snapshot, err)
+    return snapshot
+
+
+def run_sync(args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store, settings: Settings) -> Any:
+    ref = SnapshotRef()
+    accepted = []
+    for name in args.accept:
+        applied = store.accept_held(name, at=clock(), actor="cli")
+        if applied is None:
+            raise UsageError(f"source {name!r} has no held change to accept")
+        accepted.append({"source": name, "added": applied.added, "retired": applied.retired})
+    if accepted:
+        store.bump_version(at=clock())
+    if not specs and not accepted:
+        raise UsageError("no sources configured: give --catalog, --docs, ... or set ONCALL_GRAPH_CATALOG and friends")
+    report = sync_once(specs, store, ref, clock, access=source_access(settings), swap=False) if specs else None
+    data = {
+        "version": report.version if report else store.graph_version(),
+        "accepted": accepted,
+        "sources": [
+            {
+                "name": o.name,
+                "outcome": o.outcome,
+                "error": o.error,
+                "items": o.items,
+                "added": o.added,
+                "retired": o.retired,
+                "problems": o.problems,
+            }
+            for o in (report.outcomes if report else ())
+        ],  # fmt: skip
+    }
+    if report and all(o.outcome == FAILED for o in report.outcomes):
+        return EXIT_USAGE, data
+    return EXIT_OK, data
+
+
+def _sync_lines(data: dict[str, Any]) -> list[Text]:
+    lines = [Text(f"accepted held change of {a['source']}: +{a['added']} -{a['retired']}") for a in data["accepted"]]
+    for s in data["sources"]:
+        style = {"failed": "bold red", "held": "yellow"}.get(s["outcome"], "")
+        detail = f"{s['items']} facts (+{s['added']} -{s['retired']}), {s['problems']} problems"
+        lines.append(Text(f"{s['outcome']:>9}  {s['name']}  {s['error'] or detail}", style=style))
+    lines.append(Text(f"graph version {data['version']}", style="dim"))
+    return lines
+
+
+def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> dict[str, Any]:
+    states = store.source_states()
+    names = [s.name for s in specs] or sorted(states)
+    marks = [states[n].mark() for n in names if n in states]
+    report = measure_lag(marks, clock(), interval=settings.sync_interval, overrides=settings.stale_after_map())
+    missing = [n for n in names if n not in states]
+    sources = [
+        {"name": s.name, "last_success": s.last_success.isoformat() if s.last_success else None,
+         "last_error": s.last_error, "age_seconds": s.age_seconds, "stale": s.stale,
+         "threshold_seconds": s.threshold_seconds, "held": s.held_reason}
+        for s in report.sources
+    ] + [
+        {"name": n, "last_success": None, "last_error": "never synced", "age_seconds": None, "stale": True,
+         "threshold_seconds": None, "held": ""}
+        for n in missing
+    ]  # fmt: skip
+    return {"sources": sources, "stale": report.stale or bool(missing)}
+
+
+def _lag_lines(data: dict[str, Any]) -> list[Text]:
+    lines = []
+    for s in data["sources"]:
+        age = "never" if s["age_seconds"] is None else render_text.format_age(s["age_seconds"])
+        flag = "STALE" if s["stale"] else "ok"
+        style = "bold red" if s["stale"] else "green"
+        extra = f"  last error: {s['last_error']}" if s["last_error"] else ""
+        held = f"  held: {s['held']}" if s["held"] else ""
+        lines.append(Text(f"{flag:>5}  {s['name']}  age {age}{extra}{held}", style=style))
+    lines.append(Text("graph is stale" if data["stale"] else "all sources fresh", style="bold"))
+    return lines
+
+
+def model_ports(settings: Settings) -> ModelPorts | None:
+    """The optional model when ANTHROPIC_API_KEY is set; without it no client is built (and no network)."""
+    if not settings.anthropic_api_key.strip():
+        return None
+    from bot.model.claude import build_model  # the SDK loads only when a key is set
+
+    built = build_model(settings)
+    return ModelPorts(*built, metrics=Metrics()) if built else None
+
+
+def _report_model(data: dict[str, Any], err: Console) -> None:
+    reason = data.get("model_fallback")
+    if reason:
+        note = f"note: the model's phrasing was not used ({reason}); the graph's own answer follows"
+        err.print(Text(note, style="dim"))
+
+
+def run_migrate(url: str) -> dict[str, Any]:
+    """Bring the schema to the newest revision and say what changed. Safe to repeat: a current schema
+    is left alone, and replicas or Jobs migrating at once take turns (sync/store/database.py's lock)."""
+    shown = shown_url(url)
+    try:
+        engine = make_engine(url)
+        try:
+            before = current_revision(engine)
+            migrate(engine)
+            after = current_revision(engine)
+        finally:
+            engine.dispose()
+    except (ArgumentError, SQLAlchemyError, OSError) as exc:
+        raise UsageError(f"cannot migrate the database {shown}: {exc}") from exc
+    return {"database": shown, "previous": before or None, "revision": after, "changed": before != after}
+
+
+def _migrate_command(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
+    try:
+        data = run_migrate(args.db or settings.database_url)
+    except UsageError as exc:
+        err.print(Text(f"oncall-graph: {exc}", style="bold red"))
+        return EXIT_USAGE
+    if args.json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    elif data["changed"]:
+        previous = data["previous"] or "empty"
+        out.print(f"{data['database']}: schema upgraded from {previous} to revision {data['revision']}")
+    else:
+        out.print(f"{data['database']}: schema already at revision {data['revision']}")
+    return EXIT_OK
+
+
+def run_mcp(
+    args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store, settings: Settings, err: Console
+) -> int:
+    """Sync like any command, then serve the tools over stdio, following the store's graph version."""
+    from bot.mcp.server import LiveSnapshot, serve_mcp  # the MCP SDK loads for this command only
+    from bot.mcp.tools import GraphAccess
+
+    try:
+        first = prepare_snapshot(args, specs, store, settings, err)
+    except UsageError as exc:
+        if args.as_of:
+            raise
+        # A long-running session may start before the first sync; the tools say so until one lands.
+        err.print(Text(f"oncall-graph mcp: {exc}; serving anyway", style="yellow"))
+        first = None
+    names = [s.name for s in specs] or None
+    live = LiveSnapshot(
+        lambda: load_snapshot(store, clock, names),
+        None if args.as_of else store.graph_version,  # a past graph never changes
+        first=first,
+        first_version=store.graph_version(),
+    )
+    access = GraphAccess(live.current, lambda: run_lag(specs, store, settings), clock, now=args.now)
+    return serve_mcp(access)
+
+
+def write_png(path: str, drawing: Picture, err: Console) -> int:
+    """`--png FILE`: the answer drawn by Graphviz. Without Graphviz the text answer stands alone (exit 0)."""
+    rendering = PictureRenderer.find().render(drawing.source)
+    if rendering.png is None:
+        err.print(Text(f"warning: no picture written to {path}: {rendering.problem}", style="yellow"))
+        return EXIT_OK
+    try:
+        with open(path, "wb") as file:
+            file.write(rendering.png)
+    except OSError as exc:
+        err.print(Text(f"oncall-graph: cannot write the picture to {path}: {exc.strerror or exc}", style="bold red"))
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # The command line reports source failures itself; logs are for what it does not foresee.
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+    out = Console(soft_wrap=True, highlight=False)
+    err = Console(stderr=True, soft_wrap=True, highlight=False)
+    settings = Settings()
+    wall = clock()
+    specs = source_specs(args, settings)
+    if args.command == "migrate":
+        return _migrate_command(args, settings, out, err)
+    drawing: Picture | None = None
+    try:
+        store = open_store(args.db or settings.database_url)
+        if args.command == "serve":
+            from bot.main import serve
+
+            return serve(settings, specs, store)
+        if args.command == "mcp":
+            return run_mcp(args, specs, store, settings, err)
+        if args.command == "sync":
+            status, data = run_sync(args, specs, store, settings)
+            lines = _sync_lines(data)
+        elif args.command == "lag":
+            data = run_lag(specs, store, settings)
+            status, lines = EXIT_OK, _lag_lines(data)
+        elif args.command in ("extract", "review"):
+            from bot.cli import review as cli_review
+
+            try:
+                if args.command == "extract":
+                    status, data, lines = cli_review.run_extract(args, store, settings, err, sys.stdin)
+                else:
+                    status, data, lines = cli_review.run_review(args, store)
+            except cli_review.UsageError as exc:
+                raise UsageError(str(exc)) from exc
+        else:
+            assert args.command in QUERY_COMMANDS
+            snapshot = prepare_snapshot(args, specs, store, settings, err)
+            model = model_ports(settings) if args.command == "ask" else None
+            status, data, lines = answer(args, snapshot, args.now or wall, wall, model)
+            _report_model(data if args.command == "ask" else {}, err)
+            if status == EXIT_OK and getattr(args, "png", None):
+                drawing = picture(args, snapshot, args.now or wall)
+    except UsageError as exc:
+        err.print(Text(f"oncall-graph: {exc}", style="bold red"))
+        return EXIT_USAGE
+    if args.json:
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        for line in lines:
+            out.print(line)
+    if drawing is not None:
+        return write_png(args.png, drawing, err) or int(status)
+    return int(status)

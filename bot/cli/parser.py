@@ -1,0 +1,87 @@
+"""The `oncall-graph` argument parser: global options before the command, as the contract says."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from datetime import timedelta
+
+from bot.query.durations import parse_instant, parse_window
+
+SOURCE_OPTIONS = (
+    ("catalog", "catalog", "Backstage descriptor file, folder or catalog API URL"),
+    ("deploys", "deploys", "deploy feed: JSON Lines file or URL"),
+    ("docs", "docs", "runbook file or folder"),
+    ("untrusted-docs", "untrusted_docs", "outside documents: their edges are held for review"),
+    ("triples", "triples", "triples JSON file"),
+    ("aliases", "aliases", "aliases YAML file"),
+    ("pagerduty", "pagerduty", "PagerDuty API URL for service dependencies (?services=ID,... to start from)"),
+)
+QUERY_COMMANDS = frozenset({"blast-radius", "suspects", "path", "resolve", "ask", "lint"})
+
+
+def _typed(parse: Callable[[str], object]) -> Callable[[str], object]:
+    def convert(text: str) -> object:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from exc
+
+    return convert
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="oncall-graph", description="Cited answers from the context graph.")
+    for flag, dest, help_text in SOURCE_OPTIONS:
+        parser.add_argument(f"--{flag}", dest=dest, action="append", default=[], metavar="SRC", help=help_text)
+    parser.add_argument("--db", metavar="URL", help="SQLAlchemy URL (default sqlite:///oncall-graph.db)")
+    parser.add_argument("--now", type=_typed(parse_instant), help="clock for time windows (ISO 8601)")
+    parser.add_argument("--as-of", type=_typed(parse_instant), help="answer on the graph as it stood then")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    blast = commands.add_parser("blast-radius", help="what breaks if NAME goes down")
+    blast.add_argument("name")
+    blast.add_argument("--depth", type=_typed(_positive), default=None)
+    suspect = commands.add_parser("suspects", help="the on-call view of an alert on NAME")
+    suspect.add_argument("name")
+    suspect.add_argument("--since", type=_typed(parse_window), default=timedelta(hours=6), help="e.g. 6h, 30m, 2d")
+    suspect.add_argument("--depth", type=_typed(_positive), default=2)
+    path = commands.add_parser("path", help="the shortest cited chain between two entities")
+    path.add_argument("src", metavar="FROM")
+    path.add_argument("dst", metavar="TO")
+    commands.add_parser("resolve", help="the canonical entity for a name").add_argument("name")
+    commands.add_parser("ask", help="a free-text question").add_argument("question")
+    commands.add_parser("lint", help="the hygiene report")
+    sync = commands.add_parser("sync", help="one sync of the configured sources into the database")
+    sync.add_argument("--accept", metavar="SOURCE", action="append", default=[], help="apply a held change")
+    commands.add_parser("lag", help="how fresh each source is")
+    commands.add_parser("migrate", help="bring the database schema to the latest revision, then exit")
+    commands.add_parser("serve", help="the Slack bot with the sync scheduler")
+    extract = commands.add_parser("extract", help="propose relations from documents with a model, held for review")
+    extract.add_argument(
+        "--docs",
+        dest="extract_docs",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="runbook file or folder (default: --docs before the command, or ONCALL_GRAPH_DOCS)",
+    )
+    extract.add_argument("--yes", action="store_true", help="skip the confirmation (required without a terminal)")
+    review = commands.add_parser("review", help="list extracted edges held for review, or approve/reject them")
+    review.add_argument("decision", nargs="?", choices=("approve", "reject"), help="omit to list pending edges")
+    review.add_argument("ids", nargs="*", type=_typed(_positive), metavar="ID")
+    review.add_argument("--by", default="cli", metavar="NAME", help="the reviewer recorded in the audit")
+    for sub in (blast, suspect):
+        sub.add_argument("--png", metavar="FILE", help="also draw the answer as a PNG (needs Graphviz `dot`)")
+    for name, sub in commands.choices.items():
+        if name != "serve":
+            sub.add_argument("--json", action="store_true", help="machine-readable output")
+    # Added after the --json loop: its output is the MCP protocol itself.
+    commands.add_parser("mcp", help="the graph's query tools for an agent: an MCP server on stdio")
+    return parser

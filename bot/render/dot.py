@@ -1,0 +1,239 @@
+"""The blast radius and the suspects view as Graphviz DOT source: pure, deterministic, capped.
+
+Only what a result holds is drawn — results computed for a viewer are already filtered, so a
+restricted entity can never reach the picture. The nearest entities are drawn (at most
+`max_nodes`); the rest are counted in one "and N more" node, survivors and hidden entities in a
+note. Every string is quoted and escaped in one place (`quoted`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from bot.render.wording import plural, utc, window_token
+from graph.ask import DEPENDENCIES, IMPACT, Answer, read_window
+from graph.blast import BREAKS, BlastRadius, blast_radius
+from graph.refs import short_name
+from graph.snapshot import EdgeFacts, Snapshot
+from graph.suspects import SuspectDeploy, Suspects, suspects
+from graph.visibility import Viewer
+
+MAX_NODES = 40  # entities drawn besides the failed or alerting one; past ~40 a PNG in Slack is unreadable
+# Node ids of the summaries: entity refs always hold a ':', so these never meet an entity.
+MORE_IMPACTED = "more-impacted"
+MORE_DEPENDENCIES = "more-dependencies"
+NOTE = "note"
+LABEL_CHARS = 60
+TITLE_CHARS = 160
+OWNERS_SHOWN = 2
+DEPLOYS_SHOWN = 3
+
+FONT = "Helvetica"  # fontconfig maps it to the installed sans (DejaVu, Liberation), which covers most scripts
+RED, ORANGE, GREY, AMBER = "#c62828", "#ef6c00", "#78909c", "#ffe082"
+FAILED = 'style="rounded,filled,bold", fillcolor="#c62828", color="#8e0000", fontcolor="white", penwidth=2'
+BREAKS_STYLE = f'style="rounded,solid", color="{RED}", penwidth=2'
+DEGRADES_STYLE = f'style="rounded,dashed", color="{ORANGE}", penwidth=2'
+DEPENDENCY_STYLE = f'style="rounded", color="{GREY}"'
+DEPLOYED_STYLE = f'style="rounded,filled,bold", fillcolor="{AMBER}", color="{ORANGE}", penwidth=2'
+MORE_STYLE = f'style="rounded,dashed", color="{GREY}", fontcolor="{GREY}"'
+NOTE_STYLE = f'shape=note, style="filled", fillcolor="#fffde7", color="{GREY}"'
+
+
+@dataclass(frozen=True, slots=True)
+class Picture:
+    """DOT source, and how the rendered file is named and titled where it is shared."""
+
+    source: str
+    filename: str
+    title: str
+
+
+@dataclass
+class _Layer:
+    """Statements of one view around the central entity, and lines for the note."""
+
+    nodes: list[str] = field(default_factory=list)
+    edges: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def quoted(text: str) -> str:
+    """A DOT double-quoted string. Control and format characters (newlines, bidi overrides) become
+    spaces; backslashes and quotes are escaped, so no name can end the string early or be read as
+    a label escape such as `\\N` or `\\l`. `<` needs nothing: only `<...>` unquoted is HTML."""
+    clean = "".join(" " if unicodedata.category(ch).startswith("C") else ch for ch in text)
+    return '"' + clean.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def label(lines: Sequence[str], *, width: int = LABEL_CHARS) -> str:
+    """A multi-line label: each line clipped and escaped as above, joined by DOT's line break."""
+    return '"' + "\\n".join(quoted(_clip(line, width))[1:-1] for line in lines) + '"'
+
+
+def blast_dot(result: BlastRadius, *, max_nodes: int = MAX_NODES) -> Picture:
+    """What breaks (solid red) and degrades (dashed orange) when `result.failed` goes down: the
+    failed entity on the left, what depends on it to its right (wide fan-outs stack downwards,
+    which a phone scrolls better than a wide strip)."""
+    name = short_name(result.failed)
+    layer = _blast_layer(result, max_nodes)
+    title = f"if {name} goes down: {result.impacted_count - result.hidden_count} impacted"
+    center = _node(result.failed, _entity_label(result.failed, result.snapshot.owners(result.failed)), FAILED)
+    return Picture(_graph("RL", title, center, [layer]), _filename("blast-radius", name), f"Blast radius of {name}")
+
+
+def suspects_dot(result: Suspects, snapshot: Snapshot, *, max_nodes: int = MAX_NODES) -> Picture:
+    """What the alerting entity depends on; dependencies deployed in the window stand out, with
+    their deploys in the label."""
+    name = short_name(result.entity)
+    layer = _suspects_layer(result, max_nodes)
+    deployed = sum(1 for d in result.dependencies if d.deploys) + bool(result.own_deploys)
+    window = window_token(result.now - result.since)
+    title = f"suspects for {name}: {len(result.dependencies)} dependencies, {deployed} deployed in the last {window}"
+    center = _center(result, snapshot)
+    return Picture(_graph("LR", title, center, [layer]), _filename("suspects", name), f"Suspects for {name}")
+
+
+def alert_dot(found: Suspects, impact: BlastRadius, snapshot: Snapshot, *, max_nodes: int = MAX_NODES) -> Picture:
+    """An alert's picture: what it takes down on its left, what it depends on (and what changed) on its right."""
+    name = short_name(found.entity)
+    above = _blast_layer(impact, max_nodes // 2)
+    below = _suspects_layer(found, max_nodes - max_nodes // 2)
+    window = window_token(found.now - found.since)
+    deployed = sum(1 for d in found.dependencies if d.deploys) + bool(found.own_deploys)
+    visible = impact.impacted_count - impact.hidden_count
+    title = f"alert on {name}: {visible} impacted, {deployed} deployed in the last {window}"
+    center = _center(found, snapshot)
+    return Picture(_graph("LR", title, center, [above, below]), _filename("alert", name), f"Alert on {name}")
+
+
+def answer_dot(snapshot: Snapshot, answer: Answer, *, now: datetime, viewer: Viewer) -> Picture | None:
+    """A mention's picture when it asked what breaks or what something depends on; else none."""
+    if not answer.entities:
+        return None
+    ref = answer.entities[0]  # the entity `ask` answered about
+    if answer.intent == IMPACT:
+        return blast_dot(blast_radius(snapshot, ref, viewer=viewer))
+    if answer.intent == DEPENDENCIES:
+        found = suspects(snapshot, ref, now=now, window=read_window(answer.question), viewer=viewer)
+        return suspects_dot(found, snapshot)
+    return None
+
+
+def _blast_layer(result: BlastRadius, max_nodes: int) -> _Layer:
+    layer = _Layer()
+    drawn = result.nearest(max_nodes)
+    for impact in sorted(drawn, key=lambda i: (i.hops, i.impact, i.entity)):
+        style = BREAKS_STYLE if impact.impact == BREAKS else DEGRADES_STYLE
+        layer.nodes.append(_node(impact.entity, _entity_label(impact.entity, impact.owners), style))
+    more = result.impacted_count - result.hidden_count - len(drawn)
+    if more > 0:
+        layer.nodes.append(_node(MORE_IMPACTED, label([f"and {more} more impacted"]), MORE_STYLE))
+    edges = _drawn_edges((e for i in drawn for e in i.edges), {result.failed, *(i.entity for i in drawn)})
+    layer.edges += [_edge(e.src, e.dst, _edge_label(e), _edge_style(e, hard=RED)) for e in edges]
+    linked = {e.src for e in edges}
+    # An entity whose path runs through a hidden or undrawn one still points at the failure.
+    for impact in sorted(drawn, key=lambda i: i.entity):
+        if impact.entity not in linked:
+            layer.edges.append(_indirect(impact.entity, result.failed, impact.hidden, impact.hops))
+    layer.notes.append(f"survives: {len(result.survives)} components and resources")
+    if result.hidden_count:
+        layer.notes.append(f"{plural(result.hidden_count, 'impacted entity', 'impacted entities')} not visible here")
+    return layer
+
+
+def _suspects_layer(result: Suspects, max_nodes: int) -> _Layer:
+    layer = _Layer()
+    drawn = result.dependencies[:max_nodes]  # already nearest first
+    for dep in sorted(drawn, key=lambda d: (d.hops, d.entity)):
+        style = DEPLOYED_STYLE if dep.deploys else DEPENDENCY_STYLE
+        layer.nodes.append(_node(dep.entity, _entity_label(dep.entity, dep.owners, dep.deploys), style))
+    more = len(result.dependencies) - len(drawn)
+    if more > 0:
+        layer.nodes.append(_node(MORE_DEPENDENCIES, label([f"and {more} more dependencies"]), MORE_STYLE))
+    edges = _drawn_edges((e for d in drawn for e in d.edges), {result.entity, *(d.entity for d in drawn)})
+    layer.edges += [_edge(e.src, e.dst, _edge_label(e), _edge_style(e, hard=GREY)) for e in edges]
+    reached = {e.dst for e in edges}
+    for dep in sorted(drawn, key=lambda d: d.entity):
+        if dep.entity not in reached:
+            layer.edges.append(_indirect(result.entity, dep.entity, dep.hidden, dep.hops))
+    if result.hidden:
+        layer.notes.append(f"{plural(result.hidden, 'dependency', 'dependencies')} not visible here")
+    return layer
+
+
+def _center(result: Suspects, snapshot: Snapshot) -> str:
+    owners = snapshot.owners(result.entity)
+    return _node(result.entity, _entity_label(result.entity, owners, result.own_deploys), FAILED)
+
+
+def _graph(rankdir: str, title: str, center: str, layers: Sequence[_Layer]) -> str:
+    lines = [
+        "digraph oncall_graph {",
+        f'  graph [rankdir={rankdir}, label={label([title], width=TITLE_CHARS)}, labelloc=t, fontname="{FONT}",'
+        " fontsize=14];",
+        f'  node [shape=box, fontname="{FONT}", fontsize=11, margin="0.15,0.06"];',
+        f'  edge [fontname="{FONT}", fontsize=9, fontcolor="#455a64"];',
+        center,
+    ]
+    lines += [node for layer in layers for node in layer.nodes]
+    notes = [note for layer in layers for note in layer.notes]
+    if notes:
+        lines.append(_node(NOTE, label(notes), NOTE_STYLE))
+    lines += [edge for layer in layers for edge in layer.edges]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _node(node_id: str, node_label: str, style: str) -> str:
+    return f"  {quoted(node_id)} [label={node_label}, {style}];"
+
+
+def _edge(src: str, dst: str, edge_label: str, style: str) -> str:
+    return f"  {quoted(src)} -> {quoted(dst)} [label={edge_label}, {style}];"
+
+
+def _indirect(src: str, dst: str, hidden: int, hops: int) -> str:
+    words = f"via {hidden} hidden" if hidden else f"{hops} hops"
+    return _edge(src, dst, label([words]), f'style=dotted, color="{GREY}"')
+
+
+def _entity_label(ref: str, owners: Sequence[str], deploys: Sequence[SuspectDeploy] = ()) -> str:
+    """Name; owners (or "no known owner"); the newest deploys in the window, if any."""
+    lines = [short_name(ref)]
+    shown = ", ".join(short_name(o) for o in owners[:OWNERS_SHOWN])
+    lines.append(shown + (f" +{len(owners) - OWNERS_SHOWN}" if len(owners) > OWNERS_SHOWN else "") or "no known owner")
+    newest = sorted(deploys, key=lambda s: (s.deploy.deployed_at, s.deploy.id), reverse=True)
+    for suspect in newest[:DEPLOYS_SHOWN]:
+        d = suspect.deploy
+        lines.append(" ".join(part for part in (d.id, d.version, utc(d.deployed_at)) if part))
+    if len(newest) > DEPLOYS_SHOWN:
+        lines.append(f"+{len(newest) - DEPLOYS_SHOWN} more deploys")
+    return label(lines)
+
+
+def _edge_label(edge: EdgeFacts) -> str:
+    via = f" via {', '.join(short_name(api) for api in edge.via)}" if edge.via else ""
+    return label([edge.rel + (" (soft)" if edge.soft else "") + via])
+
+
+def _edge_style(edge: EdgeFacts, *, hard: str) -> str:
+    return f'style=dashed, color="{ORANGE}"' if edge.soft else f'color="{hard}"'
+
+
+def _drawn_edges(edges: Iterable[EdgeFacts], ids: set[str]) -> list[EdgeFacts]:
+    """The answer's edges between drawn entities, once each, sorted."""
+    unique = {(e.src, e.rel, e.dst): e for e in edges if e.src in ids and e.dst in ids}
+    return [unique[key] for key in sorted(unique)]
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _filename(view: str, name: str) -> str:
+    stem = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60] or "entity"
+    return f"{view}-{stem}.png"

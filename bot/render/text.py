@@ -1,0 +1,168 @@
+"""Answers as terminal text that reads at a glance: grouped by hops, the cited path under each.
+
+Pure: returns rich `Text` lines; styles vanish by themselves when output is piped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from itertools import groupby
+
+from rich.text import Text
+
+from bot.model.ports import Phrasing
+from bot.render.labels import labelled_lines
+from bot.render.wording import format_age as format_age  # re-exported: bot.cli.main reads it from here
+from bot.render.wording import summarized as _summarized
+from graph.ask import Answer
+from graph.blast import BREAKS, BlastRadius, Impact
+from graph.citations import cite_edge
+from graph.hygiene import LintReport
+from graph.names import Resolution
+from graph.passages import CitedPassage, snippet
+from graph.paths import CitedPath
+from graph.refs import short_name
+from graph.snapshot import Snapshot
+from graph.suspects import Suspects
+
+PER_GROUP = 15
+SURVIVORS_SHOWN = 20
+
+
+def graph_header(snapshot: Snapshot, now: datetime) -> Text:
+    oldest = snapshot.age_mark()
+    line = Text(f"graph: {len(snapshot.entities)} entities, {snapshot.edge_count} edges", style="dim")
+    if oldest and oldest.last_success:
+        line.append(f" · oldest source {oldest.name}, {format_age((now - oldest.last_success).total_seconds())} old")
+    failed = [m.name for m in snapshot.marks.values() if not m.ok]
+    if failed:
+        line.append(f" · failing: {', '.join(failed)}", style="bold red")
+    return line
+
+
+def _names(refs: Iterable[str]) -> str:
+    return ", ".join(short_name(r) for r in refs)
+
+
+def _impact_lines(impact: Impact) -> list[Text]:
+    mark = "✗" if impact.impact == BREAKS else "~"
+    style = "bold red" if impact.impact == BREAKS else "yellow"
+    head = Text(f"  {mark} ", style=style)
+    head.append(short_name(impact.entity), style="bold")
+    head.append(f"  {impact.impact}")
+    head.append(f"  owners: {_names(impact.owners) or 'none known'}", style="cyan")
+    return [head] + [Text(f"      {cite_edge(e)}", style="dim") for e in reversed(impact.edges)]
+
+
+def render_blast(result: BlastRadius) -> list[Text]:
+    impacted = result.impacted
+    breaks = sum(1 for i in impacted if i.impact == BREAKS)
+    title = Text("if ", style="bold")
+    title.append(short_name(result.failed), style="bold magenta")
+    title.append(
+        f" goes down: {breaks} break, {len(impacted) - breaks} degrade, {len(result.systems)} systems impacted",
+        style="bold",
+    )
+    lines = [title]
+    if result.max_depth is not None:
+        lines.append(Text(f"(walk limited to {result.max_depth} hops)", style="dim"))
+    for hops, group in groupby(impacted, key=lambda i: i.hops):
+        members = list(group)
+        lines.append(Text(f"{hops} hop{'s' if hops != 1 else ''}", style="bold underline"))
+        for impact in members[:PER_GROUP]:
+            lines += _impact_lines(impact)
+        if len(members) > PER_GROUP:
+            lines.append(Text(f"  … and {len(members) - PER_GROUP} more at {hops} hops (--json lists all)"))
+    if not impacted:
+        lines.append(Text("nothing in the graph depends on it"))
+    if result.systems:
+        systems = ", ".join(f"{short_name(s.entity)} ({s.impacted}/{s.total})" for s in result.systems)
+        lines.append(Text(f"systems impacted: {systems}"))
+    survivors = [short_name(r) for r in result.survives]
+    lines.append(Text(f"survives ({len(survivors)}): {_summarized(survivors, SURVIVORS_SHOWN)}", style="green"))
+    return lines
+
+
+def render_suspects(result: Suspects) -> list[Text]:
+    window = f"{result.since:%Y-%m-%d %H:%M} – {result.now:%H:%M} UTC"
+    lines = [Text(f"suspects for {short_name(result.entity)}: deploys {window}", style="bold")]
+    for s in result.own_deploys:
+        lines.append(Text(f"  ! {s.deploy.id} {s.deploy.version} at {s.deploy.deployed_at:%H:%M} — {s.reason}", "red"))
+    for dep in result.dependencies:
+        head = Text(f"  {'  ' * (dep.hops - 1)}{short_name(dep.entity)}", style="bold")
+        head.append(f"  owners: {_names(dep.owners) or 'none known'}", style="cyan")
+        lines.append(head)
+        lines.append(Text(f"      {cite_edge(dep.edges[-1])}", style="dim"))
+        for s in dep.deploys:
+            d = s.deploy
+            when = f"{d.deployed_at:%Y-%m-%d %H:%M}"
+            text = f"      ! suspect: {d.id} {d.version} at {when} by {d.actor or '?'} ({s.reason})"
+            lines.append(Text(text, style="bold red"))
+    if not result.dependencies:
+        lines.append(Text("  it depends on nothing in the graph"))
+    if not result.suspect_deploys:
+        lines.append(Text("no deploys in the window", style="green"))
+    return lines
+
+
+def render_passages(passages: Sequence[CitedPassage]) -> list[Text]:
+    """One "Runbooks:" line per quoted passage: where it is, which entity it is about, how it starts."""
+    lines = []
+    for cited in passages:
+        line = Text("Runbooks: ", style="bold")
+        line.append(cited.locator, style="cyan")
+        line.append(f" ({short_name(cited.entity)}) — ", style="dim")
+        line.append(snippet(cited.passage), style="dim")
+        lines.append(line)
+    return lines
+
+
+def render_path(result: CitedPath) -> list[Text]:
+    if not result.path:
+        return [Text(f"no chain of edges between {short_name(result.src)} and {short_name(result.dst)}")]
+    lines = [Text(" -> ".join(short_name(r) for r in result.path), style="bold")]
+    return lines + [Text(f"  {cite_edge(e)}") for e in result.edges]
+
+
+def render_resolution(resolution: Resolution) -> list[Text]:
+    if resolution.entity:
+        return [Text(f"{resolution.query!r} is {resolution.entity} (matched by {resolution.matched_by})")]
+    return render_unresolved(resolution)
+
+
+def render_unresolved(resolution: Resolution) -> list[Text]:
+    if resolution.ambiguous:
+        lines = [Text(f"{resolution.query!r} is ambiguous; it could be:", style="bold yellow")]
+        return lines + [Text(f"  {ref}") for ref in resolution.candidates]
+    lines = [Text(f"{resolution.query!r} names no entity in the graph.", style="bold yellow")]
+    if resolution.suggestions:
+        lines.append(Text("did you mean:"))
+        lines += [Text(f"  {ref}") for ref in resolution.suggestions]
+    return lines
+
+
+def render_answer(answer: Answer, phrasing: Phrasing | None = None) -> list[Text]:
+    """The sentences, or the model's phrasing and its marker, then the graph's cited lines."""
+    if phrasing is None:
+        lines = [Text(s) for s in answer.sentences]
+    else:
+        lines = [Text(phrasing.text), Text(phrasing.marker, style="italic dim")]
+    return lines + [Text(f"  {line}", style="dim") for line in labelled_lines(answer, phrasing)]
+
+
+def render_lint(report: LintReport) -> list[Text]:
+    sections = (
+        ("dangling refs", [str(p) for p in report.dangling]),
+        ("kindless refs", [str(p) for p in report.kindless]),
+        ("unknown owners", [str(p) for p in report.unknown_owners]),
+        ("alias collisions", [f"{c.key!r} ({c.tier}): {', '.join(c.refs)}" for c in report.alias_collisions]),
+        ("entities without an owner", list(report.without_owner)),
+        ("deploys naming no entity", [str(p) for p in report.unresolved_deploys]),
+        ("input problems", [str(p) for p in report.input_problems]),
+    )
+    lines = []
+    for title, items in sections:
+        lines.append(Text(f"{title}: {len(items)}", style="bold" if items else "green"))
+        lines += [Text(f"  {item}") for item in items]
+    return lines

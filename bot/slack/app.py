@@ -1,0 +1,39 @@
+"""The Bolt app, built by a function (nothing at import time), handlers registered explicitly."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from slack_bolt import App
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+
+from bot.slack import commands, events, review_actions
+from bot.slack.deps import BotDeps
+
+# Each answer holds a listener thread while it walks and posts, and a command is only acked once
+# its listener starts: size the pool for a burst of commands during an incident (bench: 50 at
+# once), not Bolt's default of five.
+LISTENER_THREADS = 64
+
+
+def build_client(token: str, base_url: str) -> WebClient:
+    """A Web API client that honours Retry-After on 429 instead of failing the reply."""
+    return WebClient(
+        token=token,
+        base_url=base_url,
+        retry_handlers=[ConnectionErrorRetryHandler(), RateLimitErrorRetryHandler(max_retry_count=3)],
+    )
+
+
+def build_app(deps: BotDeps, *, client: WebClient, signing_secret: str) -> App:
+    app = App(
+        client=client,
+        signing_secret=signing_secret,
+        token_verification_enabled=False,  # auth.test runs on the first request instead of at import
+        listener_executor=ThreadPoolExecutor(max_workers=LISTENER_THREADS, thread_name_prefix="slack-listener"),
+    )
+    commands.register(app, deps)
+    events.register(app, deps)
+    review_actions.register(app, deps)
+    return app

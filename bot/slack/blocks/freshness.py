@@ -1,0 +1,147 @@
+"""How fresh an answer is, in every reply (age footer, stale warning), and /graph-lag with its alerts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from bot.render.wording import format_age, plural, utc
+from bot.slack.blocks.kit import (
+    TEXT_BUDGET,
+    Block,
+    SlackMessage,
+    code,
+    context,
+    escape,
+    fit,
+    header,
+    message,
+    pack,
+    section,
+    text_length,
+)
+from graph.facts import SourceMark
+from graph.freshness import LagReport, LagTransition, SourceLag
+from graph.snapshot import Snapshot
+
+ERROR_CHARS = 300
+WARNED_SOURCES = 5
+
+
+def graph_age(snapshot: Snapshot, now: datetime) -> str:
+    """`graph 4 min old (oldest: deploys, synced 2026-11-29 14:56 UTC) · 120 entities, 300 edges`."""
+    size = f"{plural(len(snapshot.entities), 'entity', 'entities')}, {plural(snapshot.edge_count, 'edge')}"
+    oldest = snapshot.age_mark()
+    if oldest is None or oldest.last_success is None:
+        return f"graph built {format_age((now - snapshot.built_at).total_seconds())} ago · {size}"
+    age = format_age((now - oldest.last_success).total_seconds())
+    return f"graph {age} old (oldest: {oldest.name}, synced {utc(oldest.last_success)}) · {size}"
+
+
+def stale_reasons(snapshot: Snapshot, now: datetime, stale_after: float | None) -> list[str]:
+    """Why an answer may be out of date: sources older than `stale_after`, never synced, or failing."""
+    reasons = []
+    for mark in sorted(snapshot.marks.values(), key=lambda m: m.name):
+        reason = _stale_reason(mark, now, stale_after)
+        if reason:
+            reasons.append(reason)
+    if not snapshot.marks and stale_after is not None and (now - snapshot.built_at).total_seconds() > stale_after:
+        reasons.append(f"built {format_age((now - snapshot.built_at).total_seconds())} ago")
+    return reasons
+
+
+def _stale_reason(mark: SourceMark, now: datetime, stale_after: float | None) -> str:
+    parts = []
+    if mark.last_success is None:
+        parts.append("never synced")
+    elif stale_after is not None and (age := (now - mark.last_success).total_seconds()) > stale_after:
+        parts.append(f"last synced {format_age(age)} ago (limit {format_age(stale_after)})")
+    if mark.last_error:
+        parts.append(f"last sync failed: {mark.last_error[:ERROR_CHARS]}")
+    return f"{mark.name} {'; '.join(parts)}" if parts else ""
+
+
+def freshness_blocks(snapshot: Snapshot, now: datetime, stale_after: float | None) -> tuple[list[Block], Block]:
+    """(the stale warning, shown near the top and never cut; the age footer)."""
+    reasons = stale_reasons(snapshot, now, stale_after)
+    footer = context(escape(graph_age(snapshot, now)))
+    if not reasons:
+        return [], footer
+    shown = [escape(r) for r in reasons[:WARNED_SOURCES]]
+    more = f"; and {len(reasons) - WARNED_SOURCES} more" if len(reasons) > WARNED_SOURCES else ""
+    warning = f"⚠ *stale graph*: {'; '.join(shown)}{more}. Answers use the last good data of each source."
+    return [section(warning)], footer
+
+
+def stale_prefix(snapshot: Snapshot, now: datetime, stale_after: float | None) -> str:
+    return "⚠ stale graph — " if stale_reasons(snapshot, now, stale_after) else ""
+
+
+def format_lag(
+    report: LagReport,
+    *,
+    held: Mapping[str, str] | None = None,
+    hygiene: Mapping[str, int] | None = None,
+    now: datetime | None = None,
+) -> SlackMessage:
+    """/graph-lag: each source's age, last error, stale flag and held change; then hygiene counts.
+
+    `held` names sources with a change held for review (name -> reason), besides those the
+    report already carries; `hygiene` maps a problem ("dangling refs") to its count.
+    """
+    held = dict(held or {})
+    stale = [s.name for s in report.sources if s.stale]
+    verdict = f"⚠ *graph is stale*: {escape(', '.join(stale))}" if stale else "✅ *all sources fresh*"
+    head = [header("Graph lag"), section(verdict)]
+    tail = [section(_hygiene_line(hygiene))] if hygiene else []
+    if now is not None:
+        tail.append(context(f"checked at {utc(now)}"))
+    lines = [_source_line(s, held.pop(s.name, "")) for s in report.sources]
+    lines += [f"⏸ *{escape(n)}* held for review: {escape(r[:ERROR_CHARS])}" for n, r in sorted(held.items())]
+    if not lines:
+        lines = ["_no sources configured_"]
+    room = TEXT_BUDGET - text_length(head + tail) - 100
+    shown = fit(lines, room)
+    body = pack(lines[:shown])
+    if shown < len(lines):
+        body.append(section(f"_… and {len(lines) - shown} more sources (`oncall-graph lag` lists all)_"))
+    text = f"all {plural(len(report.sources), 'source')} fresh" if report.sources else "no sources configured"
+    text = f"graph is stale: {', '.join(stale)}" if stale else text
+    return message(text, head + body + tail)
+
+
+def _source_line(lag: SourceLag, held: str) -> str:
+    if lag.age_seconds is None:
+        age = "never synced"
+    else:
+        age = f"{format_age(lag.age_seconds)} old" + (f" (synced {utc(lag.last_success)})" if lag.last_success else "")
+    flag = "⚠ STALE" if lag.stale else "✅ ok"
+    line = f"{flag} *{escape(lag.name)}* — {age}, threshold {format_age(lag.threshold_seconds)}"
+    if lag.last_error:
+        line += f"\n      last error: {code(lag.last_error[:ERROR_CHARS])}"
+    reason = lag.held_reason or held
+    if reason:
+        line += f"\n      ⏸ change held for review: {escape(reason[:ERROR_CHARS])}"
+    return line
+
+
+def _hygiene_line(counts: Mapping[str, int]) -> str:
+    return "*Hygiene*: " + " · ".join(f"{escape(k)} {v}" for k, v in counts.items())
+
+
+def format_lag_alert(transition: LagTransition) -> SlackMessage:
+    """The channel alert when a source goes stale, or recovers."""
+    lag = transition.lag
+    name = escape(transition.source)
+    if transition.stale:
+        since = "never synced" if lag.age_seconds is None else f"last success {format_age(lag.age_seconds)} ago"
+        detail = f"{since}, threshold {format_age(lag.threshold_seconds)}"
+        if lag.last_error:
+            detail += f"; last error: {code(lag.last_error[:ERROR_CHARS])}"
+        body = f"⚠ *Source {name} is stale*: {detail}. Answers keep using its last good data."
+        text = f"⚠ oncall-graph source {transition.source} is stale"
+    else:
+        when = f"synced {utc(lag.last_success)}" if lag.last_success else "synced again"
+        body = f"✅ *Source {name} recovered*: {when}."
+        text = f"✅ oncall-graph source {transition.source} recovered"
+    return message(text, [section(body), context(f"at {utc(transition.at)}")])

@@ -1,0 +1,182 @@
+"""Block Kit pieces and Slack's size limits, so every formatter stays inside them by construction.
+
+Limits (docs.slack.dev block reference; slack_sdk 3.48 validators): 50 blocks a message, section
+text 3000, header 150, button text 75, action value 2000. Past roughly 12k characters of block
+text Slack refuses a post with `msg_blocks_too_long` although every block is valid, so a
+message's block text is kept under TEXT_BUDGET.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bot.render.dot import Picture
+from graph.citations import cite_edge
+from graph.refs import short_name
+from graph.snapshot import EdgeFacts
+
+Block = dict[str, Any]
+
+MAX_BLOCKS = 50
+SECTION_CHARS = 2900  # under the 3000 limit, so the joins and an ellipsis never tip it over
+HEADER_CHARS = 150
+BUTTON_CHARS = 75
+VALUE_CHARS = 2000
+MAX_BUTTONS = 25
+TEXT_BUDGET = 9000
+FALLBACK_CHARS = 300  # the notification text: a summary, never the answer itself
+NAME_CHARS = 100
+CITE_CHARS = 400
+SOURCES_SHOWN = 3
+
+
+@dataclass(frozen=True, slots=True)
+class SlackMessage:
+    """What the bot posts: notification `text`, Block Kit `blocks`, and, when the blocks had to be
+    cut to fit Slack's limits, the whole answer as plain text (`full_text`) to attach as a file.
+
+    The whole answer is written only when read: on a large graph it costs far more than the
+    message, so it is built after the message has gone out. So is the picture (`draw_picture`).
+    """
+
+    text: str
+    blocks: tuple[Block, ...]
+    write_full_text: Callable[[], Iterable[str]] | None = None  # the pieces of the full text, in order
+    draw_picture: Callable[[], Picture | None] | None = None  # drawn after the message has gone out
+
+    @property
+    def cut(self) -> bool:
+        return self.write_full_text is not None
+
+    @property
+    def full_text(self) -> str | None:
+        return "".join(self.write_full_text()) if self.write_full_text else None
+
+
+def message(text: str, blocks: Iterable[Block], full_text: Callable[[], Iterable[str]] | None = None) -> SlackMessage:
+    return SlackMessage(clip(text, FALLBACK_CHARS), tuple(blocks), full_text)
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def escape(text: str) -> str:
+    """Slack reads `&`, `<` and `>` as control characters in mrkdwn, even inside code."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def code(text: str) -> str:
+    return "`" + escape(text.replace("`", "'")) + "`"
+
+
+def name(ref: str) -> str:
+    """An entity as people say it, cut to a length that keeps one entry well inside a section."""
+    return clip(short_name(ref), NAME_CHARS)
+
+
+def names(refs: Sequence[str], shown: int = 5) -> str:
+    head = ", ".join(name(r) for r in refs[:shown])
+    return head if len(refs) <= shown else f"{head} and {len(refs) - shown} more"
+
+
+def cited(edge: EdgeFacts) -> str:
+    """`cite_edge`, naming at most SOURCES_SHOWN sources (the weight still counts them all)."""
+    sources = edge.sources
+    if len(sources) <= SOURCES_SHOWN:
+        return clip(cite_edge(edge), CITE_CHARS)
+    kept = tuple(c for c in edge.citations if c.locator in sources[:SOURCES_SHOWN])
+    head, _, weight = cite_edge(replace(edge, citations=kept)).rpartition("] x")
+    return clip(f"{head}, +{len(sources) - SOURCES_SHOWN} more] x{weight}", CITE_CHARS)
+
+
+def link(url: str, label: str) -> str:
+    """A mrkdwn link for http(s) URLs; anything else is shown as plain text, never made clickable."""
+    if not url.startswith(("https://", "http://")):
+        return escape(label)
+    safe = escape(url).replace("|", "%7C")
+    return f"<{safe}|{escape(label).replace('|', '/')}>"
+
+
+def header(text: str) -> Block:
+    return {"type": "header", "text": {"type": "plain_text", "text": clip(text, HEADER_CHARS), "emoji": True}}
+
+
+def section(mrkdwn: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(mrkdwn, SECTION_CHARS)}}
+
+
+def context(mrkdwn: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(mrkdwn, SECTION_CHARS)}]}
+
+
+def divider() -> Block:
+    return {"type": "divider"}
+
+
+def button(text: str, action_id: str, value: Mapping[str, object]) -> Block | None:
+    """A button whose value carries a command to re-run; None when that value would not fit."""
+    encoded = json.dumps(dict(value), separators=(",", ":"))
+    if len(encoded) > VALUE_CHARS:
+        return None
+    label = {"type": "plain_text", "text": clip(text, BUTTON_CHARS), "emoji": True}
+    return {"type": "button", "text": label, "action_id": action_id, "value": encoded}
+
+
+def actions(buttons: Iterable[Block | None]) -> list[Block]:
+    elements = [b for b in buttons if b is not None][:MAX_BUTTONS]
+    return [{"type": "actions", "elements": elements}] if elements else []
+
+
+def share_button(value: Mapping[str, object]) -> list[Block]:
+    return actions([button("Share in channel", "share_answer", value)])
+
+
+def text_length(blocks: Iterable[Block]) -> int:
+    """Characters of text in the blocks: what Slack's cumulative limit counts."""
+    return sum(_text_in(block) for block in blocks)
+
+
+def _text_in(value: object) -> int:
+    if isinstance(value, dict):
+        return sum(len(v) if k == "text" and isinstance(v, str) else _text_in(v) for k, v in value.items())
+    if isinstance(value, list):
+        return sum(_text_in(v) for v in value)
+    return 0
+
+
+def fit(entries: Sequence[str], budget: int) -> int:
+    """How many entries, from the first, fit in `budget` characters (each joined by a newline)."""
+    used = 0
+    for count, entry in enumerate(entries):
+        used += len(entry) + 1
+        if used > budget:
+            return count
+    return len(entries)
+
+
+def pack(entries: Iterable[str], *, fence: str = "") -> list[Block]:
+    """Entries (each shorter than a section) packed into as few sections as fit; `fence` wraps each
+    section's text (three backticks for a code block)."""
+    room = SECTION_CHARS - 2 * (len(fence) + 1)
+    blocks: list[Block] = []
+    chunk: list[str] = []
+    size = 0
+    for entry in entries:
+        entry = clip(entry, room)
+        if chunk and size + len(entry) + 1 > room:
+            blocks.append(_fenced(chunk, fence))
+            chunk, size = [], 0
+        chunk.append(entry)
+        size += len(entry) + 1
+    if chunk:
+        blocks.append(_fenced(chunk, fence))
+    return blocks
+
+
+def _fenced(lines: list[str], fence: str) -> Block:
+    body = "\n".join(lines)
+    return section(f"{fence}\n{body}\n{fence}" if fence else body)

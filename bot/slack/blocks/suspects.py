@@ -1,0 +1,223 @@
+"""/suspects and the PagerDuty thread reply as Block Kit: the alerting entity, its recent deploys,
+what it depends on (by hops, with owners and the cited edge) and which of those deployed in the window.
+
+A deploy is always a *suspect*, with its reason — never called the cause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+
+from bot.model.ports import Phrasing
+from bot.render.wording import format_age, plural, utc, window_token
+from bot.slack.blocks.blast import blast_lines, blast_summary
+from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix, stale_reasons
+from bot.slack.blocks.kit import (
+    TEXT_BUDGET,
+    Block,
+    SlackMessage,
+    cited,
+    clip,
+    code,
+    context,
+    divider,
+    escape,
+    header,
+    link,
+    message,
+    name,
+    names,
+    pack,
+    section,
+    share_button,
+    text_length,
+)
+from bot.slack.blocks.passages import passages_blocks, passages_plain
+from graph.blast import BlastRadius
+from graph.citations import cite_edge
+from graph.passages import CitedPassage
+from graph.refs import short_name
+from graph.snapshot import Snapshot
+from graph.suspects import Dependency, SuspectDeploy, Suspects
+
+DEPLOYS_SHOWN = 5
+OWNERS_SHOWN = 5
+FIELD_CHARS = 80
+HEADING_COST = 12  # "*N hops*\n" before the first entry of each hop
+RESERVE = 150
+PHRASING_CHARS = 2500
+
+
+def format_suspects(
+    result: Suspects,
+    snapshot: Snapshot,
+    *,
+    now: datetime,
+    stale_after: float | None = None,
+    shared: bool = False,
+    passages: Sequence[CitedPassage] = (),
+) -> SlackMessage:
+    """The on-call view of an alert; dependencies with suspect deploys are the last to be cut.
+
+    `passages` are runbook passages to quote (chosen for this viewer), shown above the footer."""
+    warning, footer = freshness_blocks(snapshot, now, stale_after)
+    head = [header(f"Suspects: {short_name(result.entity)}"), *warning, *_summary_blocks(result)]
+    tail = [*passages_blocks(passages), footer] + ([] if shared else share_button(_share_value(result)))
+    body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE)
+    full = (lambda: (suspects_text(result, snapshot, now, stale_after, passages),)) if cut else None
+    return message(stale_prefix(snapshot, now, stale_after) + _fallback(result), head + body + tail, full)
+
+
+def format_alert_reply(
+    suspects_result: Suspects,
+    blast_result: BlastRadius,
+    snapshot: Snapshot,
+    *,
+    now: datetime,
+    stale_after: float | None = None,
+    passages: Sequence[CitedPassage] = (),
+    phrasing: Phrasing | None = None,
+) -> SlackMessage:
+    """The reply in a PagerDuty alert's thread: the suspects view, then a short blast radius; with a
+    phrasing, the model's summary first, marked as the model's (the views below stay the graph's)."""
+    warning, footer = freshness_blocks(snapshot, now, stale_after)
+    phrased = []
+    if phrasing:
+        phrased = [section(escape(clip(phrasing.text, PHRASING_CHARS))), context(escape(phrasing.marker))]
+    head = [
+        header(f"Alert on {short_name(suspects_result.entity)}"),
+        *warning,
+        *phrased,
+        *_summary_blocks(suspects_result),
+    ]
+    tail = [divider(), *blast_summary(blast_result), *passages_blocks(passages), footer]
+    body, cut = _dependency_blocks(suspects_result, TEXT_BUDGET - text_length(head + tail) - RESERVE)
+
+    def full() -> Iterator[str]:
+        if phrasing:
+            yield f"{phrasing.text}\n({phrasing.marker})\n"
+        yield suspects_text(suspects_result, snapshot, now, stale_after, passages) + "\n"
+        yield from blast_lines(blast_result, snapshot, now, stale_after)
+
+    text = stale_prefix(snapshot, now, stale_after) + _fallback(suspects_result)
+    return message(text, head + body + tail, full if cut else None)
+
+
+def _fallback(result: Suspects) -> str:
+    count = len(result.suspect_deploys)
+    window = window_token(result.now - result.since)
+    if count:
+        return f"Suspects for {short_name(result.entity)}: {plural(count, 'deploy')} in the last {window}"
+    return f"Suspects for {short_name(result.entity)}: no deploys in the last {window}"
+
+
+def _share_value(result: Suspects) -> dict[str, object]:
+    return {"cmd": "suspects", "name": result.entity, "since": window_token(result.now - result.since)}
+
+
+def _summary_blocks(result: Suspects) -> list[Block]:
+    count = len(result.suspect_deploys)
+    verdict = f"*{plural(count, 'suspect deploy')}*" if count else "no deploys in the window"
+    summary = (
+        f"*{escape(name(result.entity))}* is alerting · deploys {utc(result.since)} – {utc(result.now)}"
+        f" ({window_token(result.now - result.since)}) · dependencies up to {plural(result.max_depth, 'hop')}"
+        f" · {verdict}"
+    )
+    if result.hidden:
+        summary += f" · {plural(result.hidden, 'dependency', 'dependencies')} hidden here"
+    own = [deploy_line(s, result.now) for s in result.own_deploys[:DEPLOYS_SHOWN]]
+    if len(result.own_deploys) > DEPLOYS_SHOWN:
+        own.append(f"_… and {len(result.own_deploys) - DEPLOYS_SHOWN} more of its own deploys_")
+    own_text = "*Own deploys*\n" + "\n".join(own) if own else "*Own deploys*: none in the window"
+    return [section(summary), *pack([own_text])]
+
+
+def deploy_line(suspect: SuspectDeploy, now: datetime) -> str:
+    d = suspect.deploy
+    what = " ".join(
+        part
+        for part in (
+            link(d.url, clip(d.id, FIELD_CHARS)),
+            escape(clip(d.version, FIELD_CHARS)),
+            f"({escape(clip(d.environment, FIELD_CHARS))})" if d.environment else "",
+            f"by {escape(clip(d.actor, FIELD_CHARS))}" if d.actor else "",
+        )
+        if part
+    )
+    when = f"at {utc(d.deployed_at)}, {format_age((now - d.deployed_at).total_seconds())} ago"
+    return f"🚩 *suspect* — {escape(suspect.reason)}: {what} {when}"
+
+
+def dependency_entry(dep: Dependency, now: datetime) -> str:
+    owners = escape(names(dep.owners, OWNERS_SHOWN)) or "_none known_"
+    lines = [f"*{escape(name(dep.entity))}* · owners: {owners}"]
+    if dep.edges:
+        lines.append(f"      {code(cited(dep.edges[-1]))}")
+    if dep.hidden:
+        lines.append(f"      _{plural(dep.hidden, 'hidden entity', 'hidden entities')} on this path_")
+    lines += [f"      {deploy_line(s, now)}" for s in dep.deploys[:DEPLOYS_SHOWN]]
+    if len(dep.deploys) > DEPLOYS_SHOWN:
+        lines.append(f"      _… and {len(dep.deploys) - DEPLOYS_SHOWN} more deploys_")
+    return "\n".join(lines)
+
+
+def _dependency_blocks(result: Suspects, room: int) -> tuple[list[Block], bool]:
+    """(blocks, whether anything was left out): entries chosen suspects-first, shown in hop order."""
+    deps = result.dependencies
+    if not deps:
+        return [section(f"{escape(name(result.entity))} depends on nothing in the graph.")], False
+    entries = [dependency_entry(d, result.now) for d in deps]
+    chosen = _choose(deps, entries, room)
+    lines, hops = [], -1
+    for i in chosen:
+        heading = f"*{plural(deps[i].hops, 'hop')}*\n" if deps[i].hops != hops else ""
+        hops = deps[i].hops
+        lines.append(heading + entries[i])
+    left = len(deps) - len(chosen)
+    if left:
+        lines.append(f"_… and {plural(left, 'more dependency', 'more dependencies')} (full list attached)_")
+    cut = left > 0 or any(len(d.deploys) > DEPLOYS_SHOWN for d in deps) or len(result.own_deploys) > DEPLOYS_SHOWN
+    return pack(lines), cut
+
+
+def _choose(deps: Sequence[Dependency], entries: Sequence[str], room: int) -> list[int]:
+    used, chosen = 0, []
+    for i in sorted(range(len(deps)), key=lambda i: (not deps[i].deploys, i)):
+        used += len(entries[i]) + 1 + HEADING_COST
+        if used > room:
+            break
+        chosen.append(i)
+    return sorted(chosen)
+
+
+def suspects_text(
+    result: Suspects,
+    snapshot: Snapshot,
+    now: datetime,
+    stale_after: float | None,
+    passages: Sequence[CitedPassage] = (),
+) -> str:
+    """The whole suspects answer as plain text: every dependency, edge and deploy."""
+    lines = [f"{_fallback(result)} ({utc(result.since)} – {utc(result.now)})"]
+    lines += [f"  ! suspect — {s.reason}: {_deploy_plain(s)}" for s in result.own_deploys]
+    for dep in result.dependencies:
+        owners = ", ".join(short_name(o) for o in dep.owners) or "none known"
+        lines.append(f"{'  ' * dep.hops}{short_name(dep.entity)}  ({plural(dep.hops, 'hop')})  owners: {owners}")
+        lines += [f"{'  ' * dep.hops}    {cite_edge(e)}" for e in dep.edges[-1:]]
+        if dep.hidden:
+            lines.append(f"{'  ' * dep.hops}    {plural(dep.hidden, 'hidden entity', 'hidden entities')} on this path")
+        lines += [f"{'  ' * dep.hops}    ! suspect — {s.reason}: {_deploy_plain(s)}" for s in dep.deploys]
+    if result.hidden:
+        lines.append(f"{plural(result.hidden, 'dependency', 'dependencies')} hidden here")
+    lines += passages_plain(passages)
+    lines.append(graph_age(snapshot, now))
+    lines += [f"⚠ stale graph: {reason}" for reason in stale_reasons(snapshot, now, stale_after)]
+    return "\n".join(lines) + "\n"
+
+
+def _deploy_plain(suspect: SuspectDeploy) -> str:
+    d = suspect.deploy
+    parts = [d.id, d.version, f"({d.environment})" if d.environment else "", f"by {d.actor}" if d.actor else ""]
+    url = f" {d.url}" if d.url else ""
+    return f"{' '.join(p for p in parts if p)} at {utc(d.deployed_at)}{url}"

@@ -1,0 +1,106 @@
+"""Slash commands and the buttons on their answers. Each handler acks first, then answers."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+from slack_bolt import Ack, App, Respond
+from slack_sdk import WebClient
+
+from bot.slack.blocks.messages import format_lag, format_refusal
+from bot.slack.blocks.review import with_review_button
+from bot.slack.delivery import message_kwargs, respond_with
+from bot.slack.deps import BotDeps
+from bot.slack.replies import BLAST, SUSPECTS, reply_to_command
+from bot.telemetry.instrument import observed_query
+from graph.visibility import Viewer
+
+log = logging.getLogger(__name__)
+_PICK = re.compile(r"^pick_entity_\d+$")
+REFUSAL = "Sorry — /graph-lag is for oncall-graph admins. Ask one of them, or check #oncall-graph alerts."
+
+
+def _viewer(payload: dict[str, Any]) -> Viewer:
+    user = payload.get("user_id") or (payload.get("user") or {}).get("id", "")
+    channel = payload.get("channel_id") or (payload.get("channel") or {}).get("id", "")
+    return Viewer(channel=str(channel), user=str(user))
+
+
+def _timed(deps: BotDeps, command: str, text: str, work: Callable[[], None]) -> None:
+    """Counted, timed (from the ack, so a wait for a work slot shows), logged and traced."""
+    deps.metrics.requests.labels(command).inc()
+    with observed_query(deps.metrics, command, text), deps.work_slots:
+        work()
+
+
+def register(app: App, deps: BotDeps) -> None:
+    def query_command(name: str) -> Callable[..., None]:
+        def on_query_command(ack: Ack, command: dict[str, Any], respond: Respond, client: WebClient) -> None:
+            ack()
+
+            text, viewer = command.get("text", ""), _viewer(command)
+            _timed(deps, name, text, lambda: _answer(deps, respond, client, name, text, viewer, shared=False))
+
+        return on_query_command
+
+    def on_lag_command(ack: Ack, command: dict[str, Any], respond: Respond) -> None:
+        ack()
+        user = command.get("user_id", "")
+        if user not in deps.admins:
+            log.warning("refused /graph-lag to non-admin user %s in channel %s", user, command.get("channel_id"))
+            deps.metrics.refused.labels("graph-lag").inc()
+            respond(**message_kwargs(format_refusal(REFUSAL)))
+            return
+
+        def work() -> None:
+            snapshot = deps.snapshot()
+            counts = deps.hygiene(snapshot) if snapshot is not None else {}
+            report = format_lag(deps.lag(), hygiene=counts, now=deps.clock())
+            respond(**message_kwargs(with_review_button(report, deps.pending_reviews()[0])))
+
+        _timed(deps, "graph-lag", "", work)
+
+    def on_share(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
+        ack()
+        _rerun(deps, body, respond, client, shared=True)
+
+    def on_pick(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
+        ack()
+        _rerun(deps, body, respond, client, shared=False)
+
+    app.command("/blast-radius")(query_command(BLAST))
+    app.command("/suspects")(query_command(SUSPECTS))
+    app.command("/graph-lag")(on_lag_command)
+    app.action("share_answer")(on_share)
+    app.action({"action_id": _PICK})(on_pick)
+
+
+def _rerun(deps: BotDeps, body: dict[str, Any], respond: Respond, client: WebClient, *, shared: bool) -> None:
+    """A button carries the command and its arguments; run it again (as the clicking user sees it)."""
+    try:
+        value = json.loads(body["actions"][0]["value"])
+        command = value["cmd"] if value["cmd"] in (BLAST, SUSPECTS) else ""
+    except (KeyError, IndexError, TypeError, ValueError):
+        log.warning("ignored a button with an unreadable value: %r", body.get("actions"))
+        return
+    if not command:
+        return
+    extra = value.get("depth") if command == BLAST else value.get("since")
+    text = f"{value.get('name', '')} {extra}" if extra else str(value.get("name", ""))
+    viewer = _viewer(body)
+
+    # A button reruns the query: counted and timed as that command.
+    _timed(deps, command, text, lambda: _answer(deps, respond, client, command, text, viewer, shared=shared))
+
+
+def _answer(
+    deps: BotDeps, respond: Respond, client: WebClient, command: str, text: str, viewer: Viewer, *, shared: bool
+) -> None:
+    """Answer a query command (a "still loading" notice before the first graph) where it was asked."""
+    message = reply_to_command(deps, deps.snapshot(), command, text, viewer, shared=shared)
+    channel, user, attachments = viewer.channel, viewer.user, deps.attachments
+    respond_with(respond, client, message, channel=channel, user=user, shared=shared, attachments=attachments)

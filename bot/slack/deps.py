@@ -1,0 +1,41 @@
+"""What the Slack handlers are given: plain values and callables, wired once in `bot/main.py`.
+
+Handlers never reach the database, the scheduler or the environment themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from bot.model.ports import Explainer, QuestionReader
+from bot.slack.answer_slots import AnswerSlots
+from bot.slack.attachments import Attachments
+from bot.telemetry.metrics import Metrics
+from graph.freshness import LagReport
+from graph.review import ProposedEdge
+from graph.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class BotDeps:
+    snapshot: Callable[[], Snapshot | None]  # the current snapshot; read once per request
+    claim: Callable[[str], bool]  # True for the first claim of a key on any replica (exactly-once replies)
+    lag: Callable[[], LagReport]
+    clock: Callable[[], datetime]
+    metrics: Metrics
+    admins: Collection[str] = ()
+    watch_channels: Collection[str] = ()
+    alert_bots: Collection[str] = ("PagerDuty",)
+    stale_after: float | None = None  # seconds; older graphs are called out in every answer
+    hygiene: Callable[[Snapshot], Mapping[str, int]] = field(default=lambda _s: {})
+    work_slots: AnswerSlots = field(default_factory=AnswerSlots)  # around every answer's CPU work
+    # Extracted edges held for review: (how many, the first few); deciding one records the Slack user id.
+    pending_reviews: Callable[[], tuple[int, Sequence[ProposedEdge]]] = field(default=lambda: (0, ()))
+    decide_review: Callable[[int, str, str], ProposedEdge] | None = None  # (id, "approve"|"reject", user)
+    # Full texts and pictures (PNGs, when Graphviz is installed) after their answers; None: full texts inline.
+    attachments: Attachments | None = None
+    # The optional model (ANTHROPIC_API_KEY): reads mentions' questions and phrases answers; None: the graph's own.
+    explainer: Explainer | None = None
+    reader: QuestionReader | None = None

@@ -1,0 +1,41 @@
+"""An answer's picture: drawn (DOT), rendered by Graphviz, and uploaded next to its message.
+
+Called by the attachment workers (`bot/slack/attachments.py`) once the message is out, so drawing never
+delays an answer; a picture that cannot be drawn or uploaded is logged, and its answer stands.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from bot.render.png import PictureRenderer
+from bot.slack.blocks.kit import SlackMessage
+
+log = logging.getLogger(__name__)
+
+
+def upload_picture(
+    renderer: PictureRenderer, client: WebClient, message: SlackMessage, *, channel: str, thread_ts: str | None
+) -> None:
+    drawing = message.draw_picture() if message.draw_picture else None
+    if drawing is None:
+        return
+    png = renderer.render_png(drawing.source)
+    if png is None:
+        return  # the renderer logged why
+    try:
+        client.files_upload_v2(
+            channel=channel,
+            thread_ts=thread_ts,
+            file=png,
+            filename=drawing.filename,
+            title=drawing.title,
+            alt_txt=drawing.title,
+        )
+    except SlackApiError as exc:
+        log.warning("could not attach the picture in %s: %s", channel, exc.response.get("error"))
+    except (SlackClientError, OSError) as exc:
+        log.warning("could not attach the picture in %s: %s", channel, exc)

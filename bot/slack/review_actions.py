@@ -1,0 +1,78 @@
+"""The review buttons: an admin opens the queue of extracted edges from /graph-lag, then approves or
+rejects each. Every click is checked against ONCALL_GRAPH_ADMINS; a non-admin is refused and logged.
+Decisions go through `deps.decide_review`, recorded with the clicking user's Slack id.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from slack_bolt import Ack, App, Respond
+
+from bot.slack.blocks.messages import format_refusal
+from bot.slack.blocks.review import APPROVE, OPEN, REJECT, decision_note, format_review_queue
+from bot.slack.delivery import message_kwargs
+from bot.slack.deps import BotDeps
+from graph.review import ReviewError
+
+log = logging.getLogger(__name__)
+REFUSAL = "Sorry — reviewing extracted edges is for oncall-graph admins."
+
+
+def _user(body: dict[str, Any]) -> str:
+    return str((body.get("user") or {}).get("id", ""))
+
+
+def _edge_id(body: dict[str, Any]) -> int | None:
+    try:
+        value = json.loads(body["actions"][0]["value"])
+        return int(value["id"])
+    except (KeyError, IndexError, TypeError, ValueError):
+        log.warning("ignored a review button with an unreadable value: %r", body.get("actions"))
+        return None
+
+
+def register(app: App, deps: BotDeps) -> None:
+    def admitted(body: dict[str, Any], respond: Respond, action: str) -> str:
+        """The clicking user when an admin; else "" after refusing them (and logging it)."""
+        user = _user(body)
+        deps.metrics.requests.labels("graph-review").inc()
+        if user in deps.admins:
+            return user
+        log.warning("refused review action %s to non-admin user %s", action, user)
+        deps.metrics.refused.labels("graph-review").inc()
+        respond(replace_original=False, response_type="ephemeral", **message_kwargs(format_refusal(REFUSAL)))
+        return ""
+
+    def on_review_open(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
+        ack()
+        if admitted(body, respond, OPEN):
+            total, edges = deps.pending_reviews()
+            respond(
+                replace_original=False, response_type="ephemeral", **message_kwargs(format_review_queue(total, edges))
+            )
+
+    def decide(decision: str, action: str) -> Any:
+        def on_review_decision(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
+            ack()
+            user = admitted(body, respond, action)
+            edge_id = _edge_id(body) if user else None
+            if edge_id is None or deps.decide_review is None:
+                return
+            try:
+                edge = deps.decide_review(edge_id, decision, user)
+            except ReviewError as exc:
+                note = str(exc)
+            else:
+                note = decision_note(edge, user)
+                log.info("extracted edge #%s %s by %s", edge.id, edge.status, user)
+            total, edges = deps.pending_reviews()
+            respond(replace_original=True, **message_kwargs(format_review_queue(total, edges, note=note)))
+
+        return on_review_decision
+
+    app.action(OPEN)(on_review_open)
+    app.action(APPROVE)(decide("approve", APPROVE))
+    app.action(REJECT)(decide("reject", REJECT))

@@ -1,0 +1,91 @@
+"""Prometheus metrics of the bot, on one registry per process (served at /metrics)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from bot.telemetry.bounded_labels import BoundedLabels
+from bot.telemetry.source_metrics import SourceAgeCollector
+from graph.freshness import LagReport
+
+
+@dataclass
+class Metrics:
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        self.requests = Counter(
+            "oncall_graph_slack_requests", "Slack commands and events handled", ["kind"], registry=r
+        )
+        self.deduplicated = Counter(
+            "oncall_graph_slack_deduplicated", "Slack deliveries skipped as repeats", ["kind"], registry=r
+        )
+        self.unresolved = Counter(
+            "oncall_graph_unresolved_names", "Names that did not resolve to an entity", ["command"], registry=r
+        )
+        self.refused = Counter("oncall_graph_refused", "Admin commands refused to non-admins", ["command"], registry=r)
+        self.latency = Histogram(
+            "oncall_graph_query_seconds",
+            "Time from request to answer posted",
+            ["command"],
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=r,
+        )
+        self.pagerduty_webhooks = Counter(
+            "oncall_graph_pagerduty_webhooks", "PagerDuty webhooks by outcome", ["outcome"], registry=r
+        )
+        self.sync_seconds = Histogram(
+            "oncall_graph_sync_seconds",
+            "Time to read and store one source in a sync",
+            ["source"],
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
+            registry=r,
+        )
+        self.sync_results = Counter(
+            "oncall_graph_sync_results", "Source syncs by outcome", ["source", "outcome"], registry=r
+        )
+        self.entities = Gauge("oncall_graph_entities", "Entities in the graph served", registry=r)
+        self.edges = Gauge("oncall_graph_edges", "Edges in the graph served", registry=r)
+        self.retired_edges = Gauge(
+            "oncall_graph_retired_edges", "Edge facts retired over the stored history", registry=r
+        )
+        # Bounded: see bot/telemetry/bounded_labels.py for why only the first names get their own label.
+        self.unresolved_by_name = Counter(
+            "oncall_graph_unresolved_by_name",
+            "Names that resolved to no entity, canonicalized; after the first 100 distinct, 'other'",
+            ["name"],
+            registry=r,
+        )
+        self.name_labels = BoundedLabels()
+        self.model_calls = Counter(
+            "oncall_graph_model_calls", "Calls to the optional language model", ["purpose", "outcome"], registry=r
+        )
+        self.model_tokens = Counter(
+            "oncall_graph_model_tokens", "Tokens sent to and received from the model", ["purpose", "direction"],
+            registry=r,
+        )  # fmt: skip
+        self.model_seconds = Histogram(
+            "oncall_graph_model_seconds",
+            "Time of one model call",
+            ["purpose"],
+            buckets=(0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 13, 20),
+            registry=r,
+        )
+        self.model_fallbacks = Counter(
+            "oncall_graph_model_fallbacks", "Answers posted as the graph's own because the model's could not be used",
+            ["reason"], registry=r,
+        )  # fmt: skip
+
+    def unresolved_name(self, command: str, name: str, *, by_name: bool = True) -> None:
+        """Count a name that did not resolve; `by_name` False when it names an entity hidden from the asker."""
+        self.unresolved.labels(command).inc()
+        if by_name:
+            self.unresolved_by_name.labels(self.name_labels.label(name)).inc()
+
+    def watch_sources(self, lag: Callable[[], LagReport]) -> None:
+        """Serve each source's age and staleness, read at every scrape."""
+        self.registry.register(SourceAgeCollector(lag))

@@ -1,0 +1,137 @@
+"""Backstage catalog I/O: descriptor files, folders or the catalog API, read into (locator, document) pairs.
+
+`fetch_catalog_documents` raises when the catalog cannot be had at all; a body or file that is
+not what a catalog holds becomes a `Problem`, and the rest is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from graph.facts import Problem
+from graph.refs import RefError, format_ref, split_ref
+from sync.sources.textfiles import display_name
+from sync.sources.yaml_documents import YamlDocuments, load_yaml, load_yaml_files
+
+API_PATH = "/api/catalog/entities"
+# Where an API entity was defined, most precise first.
+_LOCATION_ANNOTATIONS = ("backstage.io/managed-by-location", "backstage.io/managed-by-origin-location")
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogDocuments:
+    """Fetched documents as (locator, document), and what was wrong with the files."""
+
+    documents: tuple[tuple[str, object], ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+
+def bearer_headers(token: str) -> dict[str, str]:
+    """The Authorization header for a Backstage static token; none for an empty token."""
+    # Tokens pasted into .env or a secret file often carry a trailing newline, which httpx refuses.
+    token = token.strip()
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def fetch_catalog_documents(
+    location: str, *, timeout: float = 30.0, headers: Mapping[str, str] | None = None
+) -> CatalogDocuments:
+    """Documents of a file, a folder (recursively, sorted) or a catalog API URL.
+
+    `headers` go only to a URL. Raises FileNotFoundError for a missing path and httpx errors when
+    the HTTP request fails; a body that is not a JSON array of entities is a problem.
+    """
+    if is_catalog_url(location):
+        return _fetch_url(location, timeout, headers or {})
+    files = catalog_files(location)
+    if not files:
+        return CatalogDocuments(problems=(Problem(location, "no *.yaml or *.yml files found", "", "error"),))
+    return _numbered(load_yaml_files(files))
+
+
+def is_catalog_url(location: str) -> bool:
+    return urlsplit(location).scheme in ("http", "https")
+
+
+def catalog_files(location: str) -> list[tuple[Path, str]]:
+    """(path, name in locators) of the descriptor files of a local file or folder (recursively, sorted).
+
+    Raises FileNotFoundError for a missing path.
+    """
+    path = Path(location)
+    if path.is_dir():
+        return _catalog_files(path)
+    if path.is_file():
+        return [(path, location)]
+    raise FileNotFoundError(f"catalog {location!r}: no such file or folder")
+
+
+def _catalog_files(folder: Path) -> list[tuple[Path, str]]:
+    # Locators are relative to the folder's parent (`catalog/payments.yaml`); hidden folders such
+    # as .git and .github hold no descriptors, only YAML that is not a catalog.
+    prefix = folder.resolve().name
+    found: list[tuple[str, Path]] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for file in files:
+            if not file.startswith(".") and file.lower().endswith((".yaml", ".yml")):
+                relative = Path(root, file).relative_to(folder).as_posix()
+                found.append((f"{prefix}/{relative}" if prefix else relative, Path(root, file)))
+    return [(path, name) for name, path in sorted(found)]
+
+
+def _numbered(files: Iterable[YamlDocuments]) -> CatalogDocuments:
+    documents = tuple((f"{file.name}#{index}", doc) for file in files for index, doc in file.documents)
+    return CatalogDocuments(documents, tuple(p for file in files for p in file.problems))
+
+
+def catalog_api_url(location: str) -> str:
+    """The URL to GET: a bare `http(s)://host` means that host's `/api/catalog/entities`."""
+    parts = urlsplit(location)
+    return urlunsplit(parts._replace(path=API_PATH)) if parts.path in ("", "/") else location
+
+
+def _fetch_url(location: str, timeout: float, headers: Mapping[str, str]) -> CatalogDocuments:
+    url = catalog_api_url(location)
+    response = httpx.get(url, timeout=timeout, follow_redirects=True, headers={"Accept": "application/json", **headers})
+    response.raise_for_status()
+    return parse_catalog_body(display_name(url), response.text)
+
+
+def parse_catalog_body(name: str, body: str) -> CatalogDocuments:
+    """Documents of a fetched body: a JSON array of entities (or `{"items": [...]}`), YAML for .yaml/.yml."""
+    if urlsplit(name).path.lower().endswith((".yaml", ".yml")):
+        return _numbered([load_yaml(body, name)])
+    try:
+        entities = json.loads(body)
+    except ValueError as exc:
+        return CatalogDocuments(problems=(Problem(name, f"the catalog API answered with no JSON: {exc}", "", "error"),))
+    if isinstance(entities, Mapping) and isinstance(entities.get("items"), list):
+        entities = entities["items"]  # the paginated `by-query` endpoint
+    if not isinstance(entities, list):
+        message = f"the catalog API answered with a JSON {type(entities).__name__}, not an array of entities"
+        return CatalogDocuments(problems=(Problem(name, message, "", "error"),))
+    return CatalogDocuments(tuple((_api_locator(index, entity), entity) for index, entity in enumerate(entities)))
+
+
+def _api_locator(index: int, entity: object) -> str:
+    if not isinstance(entity, Mapping) or not isinstance(entity.get("metadata"), Mapping):
+        return f"entity[{index}]"
+    metadata = entity["metadata"]
+    try:
+        ref = format_ref(*split_ref({**metadata, "kind": entity.get("kind")}))
+    except (RefError, AttributeError):
+        ref = f"entity[{index}]"
+    annotations = metadata.get("annotations")
+    if isinstance(annotations, Mapping):
+        for key in _LOCATION_ANNOTATIONS:
+            if isinstance(annotations.get(key), str):
+                return f"{annotations[key]}#{ref}"
+    return ref

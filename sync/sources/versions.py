@@ -1,0 +1,83 @@
+"""Content versions, so a source unchanged since its last success is not parsed again.
+
+Local files and folders: a hash of names and contents. URLs: the server's ETag or Last-Modified,
+asked for with a conditional GET (a 304 costs no parsing), else a hash of the body.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from sync.sources.textfiles import FetchError, display_name
+
+_CHUNK = 1 << 20
+
+
+def local_version(location: str) -> str:
+    """`sha:<hex>` over every non-hidden file under `location`; raises FetchError when missing."""
+    path = Path(location)
+    if not path.exists():
+        raise FetchError(f"cannot read {location}: no such file or folder")
+    digest = hashlib.blake2b(digest_size=20)
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p, path))
+    for file in files:
+        digest.update(str(file.relative_to(path) if file != path else file.name).encode() + b"\0")
+        with file.open("rb") as handle:
+            while block := handle.read(_CHUNK):
+                digest.update(block)
+        digest.update(b"\0")
+    return f"sha:{digest.hexdigest()}"
+
+
+def _hidden(file: Path, root: Path) -> bool:
+    return any(part.startswith(".") for part in file.relative_to(root).parts)
+
+
+def body_version(body: bytes) -> str:
+    return f"sha:{hashlib.blake2b(body, digest_size=20).hexdigest()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """A URL's body and its version; `body` is None when the server said 304 Not Modified."""
+
+    name: str
+    body: str | None
+    version: str
+
+
+def fetch_if_changed(
+    url: str, previous: str, *, timeout: float, accept: str = "*/*", headers: Mapping[str, str] | None = None
+) -> Fetched:
+    """Conditional GET against the previous version; raises FetchError on any failure."""
+    name = display_name(url)
+    headers = {"Accept": accept, **(headers or {})}
+    if previous.startswith("etag:"):
+        headers["If-None-Match"] = previous[5:]
+    elif previous.startswith("modified:"):
+        headers["If-Modified-Since"] = previous[9:]
+    try:
+        with httpx.Client(timeout=timeout, follow_redirects=True) as client:
+            response = client.get(url, headers=headers)
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise FetchError(f"GET {name}: {type(exc).__name__}: {str(exc) or 'no detail'}") from exc
+    if response.status_code == 304:
+        return Fetched(name, None, previous)
+    if response.status_code >= 400:
+        raise FetchError(f"GET {name}: HTTP {response.status_code} {response.reason_phrase}")
+    try:
+        body = response.content.decode(response.encoding or "utf-8")
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise FetchError(f"GET {name}: body is not text ({exc})") from exc
+    if etag := response.headers.get("ETag"):
+        version = f"etag:{etag}"
+    elif modified := response.headers.get("Last-Modified"):
+        version = f"modified:{modified}"
+    else:
+        version = body_version(response.content)
+    return Fetched(name, None if version == previous else body, version)
