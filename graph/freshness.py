@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from graph.facts import SourceMark
 
 DEFAULT_STALE_INTERVALS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class StalePolicy:
+    """When a source is too old to trust: its own limit (ONCALL_GRAPH_STALE_AFTER), else a few sync intervals."""
+
+    interval: float = 300.0  # seconds between syncs
+    overrides: Mapping[str, float] = field(default_factory=dict)
+
+    def limit(self, source: str) -> float:
+        return self.overrides.get(source, DEFAULT_STALE_INTERVALS * self.interval)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +32,11 @@ class SourceLag:
     stale: bool
     held_reason: str = ""
 
+    @property
+    def ok(self) -> bool:
+        """Fresh, read without error, and no change of it held for review."""
+        return not (self.stale or self.last_error or self.held_reason)
+
 
 @dataclass(frozen=True, slots=True)
 class LagReport:
@@ -29,6 +45,11 @@ class LagReport:
     @property
     def stale(self) -> bool:
         return any(s.stale for s in self.sources)
+
+    @property
+    def unhealthy(self) -> tuple[SourceLag, ...]:
+        """The sources an answer must warn about: stale, failing or held."""
+        return tuple(s for s in self.sources if not s.ok)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +66,14 @@ def measure_lag(
     marks: Iterable[SourceMark], now: datetime, *, interval: float, overrides: Mapping[str, float] | None = None
 ) -> LagReport:
     """Stale when never synced or older than its threshold (default: three sync intervals)."""
+    return judge(marks, now, StalePolicy(interval, dict(overrides or {})))
+
+
+def judge(marks: Iterable[SourceMark], now: datetime, policy: StalePolicy) -> LagReport:
+    """The one definition of stale, used by every answer, lag report, metric and alert."""
     lags = []
     for mark in sorted(marks, key=lambda m: m.name):
-        threshold = (overrides or {}).get(mark.name, DEFAULT_STALE_INTERVALS * interval)
+        threshold = policy.limit(mark.name)
         age = max((now - mark.last_success).total_seconds(), 0.0) if mark.last_success else None
         stale = age is None or age > threshold
         lags.append(SourceLag(mark.name, mark.last_success, mark.last_error, age, threshold, stale, mark.held_reason))
