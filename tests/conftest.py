@@ -5,8 +5,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
 
 from tests.fakes.postgres_server import create_database, postgres_cluster
+
+# Speed is measured by the benchmarks, never asserted: a busy machine must not fail a property test.
+settings.register_profile("no-deadline", deadline=None)
+settings.load_profile("no-deadline")
 
 _counter = itertools.count()
 
