@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-
 from tests.fakes.postgres_server import create_database, postgres_cluster
 
 # Speed is measured by the benchmarks, never asserted: a busy machine must not fail a property test.
