@@ -1,19 +1,43 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
-from tests.fakes.postgres_server import create_database, postgres_cluster
+from tests.fakes.postgres_server import ENV_URL, create_database, find_binaries, postgres_cluster
 
 # Speed is measured by the benchmarks, never asserted: a busy machine must not fail a property test.
 settings.register_profile("no-deadline", deadline=None)
 settings.load_profile("no-deadline")
 
 _counter = itertools.count()
+
+
+def pytest_report_header() -> list[str]:
+    """Which PostgreSQL this run tests against (CI: Debian's; a fresh machine: the wheel's)."""
+    return _tools()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The same lines after the results too: `-q` (our default) prints no header."""
+    for line in _tools():
+        terminalreporter.write_line(f"tested against {line}")
+
+
+def _tools() -> list[str]:
+    if os.environ.get(ENV_URL):
+        postgres = f"PostgreSQL: the server at {ENV_URL}"
+    else:
+        try:
+            binaries = find_binaries()
+            postgres = f"PostgreSQL: {binaries.origin} ({binaries.bin})"
+        except RuntimeError as exc:
+            postgres = f"PostgreSQL: {exc}"
+    return [postgres]
 
 
 @pytest.fixture(scope="session")

