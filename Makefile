@@ -1,4 +1,5 @@
-# Quick start: `make demo` (runs the bundled example), `make test` (the full check CI runs).
+# Quick start: `make demo` (runs the bundled example), `make test` (the full check CI runs). Needs only
+# Python 3.11+: the dev dependencies bring a PostgreSQL server and a `dot` when the system has none.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,6 +10,8 @@ ACME_SOURCES := --catalog $(ACME)/catalog --deploys $(ACME)/deploys.jsonl --docs
 .PHONY: install demo test lint typecheck imports unit bench clean
 
 $(BIN)/oncall-graph: pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "oncall-graph needs Python 3.11 or newer; $(PYTHON) is $$($(PYTHON) --version 2>&1) (make PYTHON=python3.12 ...)"; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
