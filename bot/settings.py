@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, create_model
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from sync.sources.kinds import SOURCE_KINDS, SourceKind
 
 DEFAULT_DATABASE_URL = "sqlite:///oncall-graph.db"
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5"
@@ -16,20 +20,29 @@ def split_list(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
-class Settings(BaseSettings):
+def _source_fields() -> dict[str, Any]:
+    """One string setting per declared source kind, then one per secret a kind needs, in table order."""
+    locations = {kind.dest: (str, Field("", validation_alias=kind.env)) for kind in SOURCE_KINDS}
+    secrets = {k.token.setting: (str, Field("", validation_alias=k.token.env)) for k in SOURCE_KINDS if k.token}
+    return locations | secrets
+
+
+_KINDS_BY_DEST: dict[str, SourceKind] = {kind.dest: kind for kind in SOURCE_KINDS}
+
+
+# The source settings are fields like any other (read from the environment and `.env`), declared by
+# the kinds table rather than by hand; mypy sees a plain BaseSettings, reached through `sources()`.
+if TYPE_CHECKING:
+    _SourceSettings = BaseSettings
+else:
+    _SourceSettings = create_model("_SourceSettings", __base__=BaseSettings, **_source_fields())
+
+
+class Settings(_SourceSettings):
     """Every setting oncall-graph reads; `.env.example` documents each one."""
 
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True)
 
-    catalog: str = Field("", validation_alias="ONCALL_GRAPH_CATALOG")
-    deploys: str = Field("", validation_alias="ONCALL_GRAPH_DEPLOYS")
-    docs: str = Field("", validation_alias="ONCALL_GRAPH_DOCS")
-    untrusted_docs: str = Field("", validation_alias="ONCALL_GRAPH_UNTRUSTED_DOCS")
-    triples: str = Field("", validation_alias="ONCALL_GRAPH_TRIPLES")
-    aliases: str = Field("", validation_alias="ONCALL_GRAPH_ALIASES")
-    pagerduty: str = Field("", validation_alias="ONCALL_GRAPH_PAGERDUTY")
-    catalog_token: str = Field("", validation_alias="ONCALL_GRAPH_CATALOG_TOKEN")
-    pagerduty_token: str = Field("", validation_alias="PAGERDUTY_API_TOKEN")
     database_url: str = Field(DEFAULT_DATABASE_URL, validation_alias="DATABASE_URL")
     sync_interval: float = Field(300, ge=1, validation_alias="ONCALL_GRAPH_SYNC_INTERVAL")
     http_timeout: float = Field(10.0, gt=0, validation_alias="ONCALL_GRAPH_HTTP_TIMEOUT")
@@ -63,8 +76,15 @@ class Settings(BaseSettings):
     anthropic_max_context_tokens: int = Field(4000, ge=200, validation_alias="ANTHROPIC_MAX_CONTEXT_TOKENS")
     anthropic_max_tokens: int = Field(800, ge=16, validation_alias="ANTHROPIC_MAX_TOKENS")
 
-    def sources(self, kind: str) -> tuple[str, ...]:
-        return split_list(str(getattr(self, kind)))
+    def sources(self, dest: str) -> tuple[str, ...]:
+        """The locations set for the source kind whose `dest` this is (`docs`, `untrusted_docs`)."""
+        kind = _KINDS_BY_DEST[dest]
+        value = str(getattr(self, kind.dest)).strip()
+        return split_list(value) if kind.repeatable else (value,) if value else ()
+
+    def source_tokens(self) -> dict[str, str]:
+        """Each kind's secret (kind name -> value, stripped: pasted tokens often end in a newline)."""
+        return {k.name: str(getattr(self, k.token.setting)).strip() for k in SOURCE_KINDS if k.token}
 
     def stale_after_map(self) -> dict[str, float]:
         """`SOURCE=SECONDS,...`: a source's own stale threshold instead of three sync intervals."""

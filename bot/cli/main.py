@@ -21,7 +21,7 @@ from rich.text import Text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from bot.cli.parser import QUERY_COMMANDS, SOURCE_OPTIONS, build_parser
+from bot.cli.parser import QUERY_COMMANDS, build_parser, given_sources
 from bot.query.asking import ModelPorts
 from bot.query.replies import EXIT_OK, EXIT_USAGE, answer, picture
 from bot.render import text as render_text
@@ -32,6 +32,7 @@ from bot.telemetry.metrics import Metrics
 from graph.freshness import measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, sync_once
+from sync.sources.kinds import SOURCE_KINDS
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.database import current_revision, make_engine, migrate
 from sync.store.fact_store import Store
@@ -49,14 +50,14 @@ def clock() -> datetime:
 
 def source_specs(args: argparse.Namespace, settings: Settings) -> list[SourceSpec]:
     """Sources from the command line when any are given, else from the environment and `.env`."""
-    given = [SourceSpec(flag, loc) for flag, dest, _ in SOURCE_OPTIONS for loc in getattr(args, dest)]
+    given = [SourceSpec(kind, location) for kind, location in given_sources(args)]
     if given:
         return given
-    return [SourceSpec(flag, loc) for flag, dest, _ in SOURCE_OPTIONS for loc in settings.sources(dest)]
+    return [SourceSpec(kind.name, loc) for kind in SOURCE_KINDS for loc in settings.sources(kind.dest)]
 
 
 def source_access(settings: Settings) -> SourceAccess:
-    return SourceAccess(settings.http_timeout, settings.catalog_token.strip(), settings.pagerduty_token.strip())
+    return SourceAccess(settings.http_timeout, settings.source_tokens())
 
 
 def shown_url(url: str) -> str:

@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from bot.query.durations import parse_instant, parse_window
+from sync.sources.kinds import SOURCE_KINDS, SourceKind
 
-SOURCE_OPTIONS = (
-    ("catalog", "catalog", "Backstage descriptor file, folder or catalog API URL"),
-    ("deploys", "deploys", "deploy feed: JSON Lines file or URL"),
-    ("docs", "docs", "runbook file or folder"),
-    ("untrusted-docs", "untrusted_docs", "outside documents: their edges are held for review"),
-    ("triples", "triples", "triples JSON file"),
-    ("aliases", "aliases", "aliases YAML file"),
-    ("pagerduty", "pagerduty", "PagerDuty API URL for service dependencies (?services=ID,... to start from)"),
-)
 QUERY_COMMANDS = frozenset({"blast-radius", "suspects", "path", "resolve", "ask", "lint"})
 
 
@@ -36,10 +28,22 @@ def _positive(text: str) -> int:
     return int(text)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def given_sources(args: argparse.Namespace, kinds: Sequence[SourceKind] = SOURCE_KINDS) -> list[tuple[str, str]]:
+    """(kind, location) of each source option given, in the kinds' order."""
+    given = []
+    for kind in kinds:
+        value = getattr(args, kind.dest)
+        given += [(kind.name, location) for location in (value if kind.repeatable else [value] if value else [])]
+    return given
+
+
+def build_parser(kinds: Sequence[SourceKind] = SOURCE_KINDS) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="oncall-graph", description="Cited answers from the context graph.")
-    for flag, dest, help_text in SOURCE_OPTIONS:
-        parser.add_argument(f"--{flag}", dest=dest, action="append", default=[], metavar="SRC", help=help_text)
+    for kind in kinds:
+        if kind.repeatable:
+            parser.add_argument(kind.option, dest=kind.dest, action="append", default=[], metavar="SRC", help=kind.help)
+        else:
+            parser.add_argument(kind.option, dest=kind.dest, metavar="SRC", help=kind.help)
     parser.add_argument("--db", metavar="URL", help="SQLAlchemy URL (default sqlite:///oncall-graph.db)")
     parser.add_argument("--now", type=_typed(parse_instant), help="clock for time windows (ISO 8601)")
     parser.add_argument("--as-of", type=_typed(parse_instant), help="answer on the graph as it stood then")

@@ -1,29 +1,31 @@
 """The configured sources, and reading each one into facts without ever raising.
 
-The list below is the registry of source kinds: no plugin discovery.
+The kinds are declared in `sync.sources.kinds` (no plugin discovery); this module binds each
+declared `module:function` to its reader once, at import, so a misspelt reader fails at start.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import Any, cast
 
 from graph.facts import SourceFacts
-from sync.sources.aliases import parse_aliases, read_aliases
-from sync.sources.catalog import catalog_api_url, parse_catalog_api, read_catalog_rows
 from sync.sources.catalog_fetch import bearer_headers
-from sync.sources.deploys import parse_deploys, read_deploys
-from sync.sources.pagerduty import read_pagerduty
-from sync.sources.runbooks import read_runbooks
+from sync.sources.kinds import SOURCE_KINDS, SourceKind
 from sync.sources.textfiles import is_url
-from sync.sources.triples import parse_triples, read_triples
 from sync.sources.versions import fetch_if_changed, local_version
 from sync.store.fact_codec import EncodedFacts
+
+Reader = Callable[[str, str], SourceFacts | EncodedFacts]
+TextParser = Callable[[str, str, str], SourceFacts]
+Walker = Callable[..., SourceFacts]  # (source, location, *, token, timeout)
 
 
 @dataclass(frozen=True, slots=True)
 class SourceSpec:
-    kind: str  # catalog | deploys | docs | untrusted-docs | triples | aliases | pagerduty
+    kind: str  # a SourceKind's name: catalog | deploys | docs | untrusted-docs | triples | aliases | pagerduty
     location: str
 
     @property
@@ -36,36 +38,23 @@ class SourceAccess:
     """How to reach sources: the HTTP timeout and the credentials some of them need."""
 
     timeout: float = 10.0
-    catalog_token: str = ""  # Backstage static access token (Authorization: Bearer)
-    pagerduty_token: str = ""  # PagerDuty REST API key
+    tokens: Mapping[str, str] = field(default_factory=dict)  # kind -> its SourceKind.token's value
+
+    def token(self, kind: str) -> str:
+        return self.tokens.get(kind, "")
 
 
-def _untrusted(source: str, location: str) -> SourceFacts:
-    return read_runbooks(source, location, trusted=False)
+def bound(reference: str) -> Callable[..., Any]:
+    """The function a kind names as `module:function` inside sync.sources."""
+    module, _, function = reference.partition(":")
+    return cast(Callable[..., Any], getattr(import_module(f"sync.sources.{module}"), function))
 
 
-READERS: dict[str, Callable[[str, str], SourceFacts | EncodedFacts]] = {
-    "catalog": read_catalog_rows,
-    "deploys": read_deploys,
-    "docs": read_runbooks,
-    "untrusted-docs": _untrusted,
-    "triples": read_triples,
-    "aliases": read_aliases,
-}
-
-
-# Appended to a local source's content version when its reader learns to read more from the same
-# files, so that sources synced before are read once more (runbooks gave no passages before).
-READER_REVISIONS: dict[str, str] = {"docs": "+passages"}
-
-
-# Sources that may live behind a URL: parse the fetched text (runbooks are local folders).
-TEXT_PARSERS: dict[str, Callable[[str, str, str], SourceFacts]] = {
-    "catalog": parse_catalog_api,
-    "deploys": parse_deploys,
-    "triples": parse_triples,
-    "aliases": parse_aliases,
-}
+KINDS: dict[str, SourceKind] = {kind.name: kind for kind in SOURCE_KINDS}
+READERS: dict[str, Reader] = {k.name: bound(k.read) for k in SOURCE_KINDS if k.read}
+TEXT_PARSERS: dict[str, TextParser] = {k.name: bound(k.parse_fetched) for k in SOURCE_KINDS if k.parse_fetched}
+FETCH_URLS: dict[str, Callable[[str], str]] = {k.name: bound(k.fetch_url) for k in SOURCE_KINDS if k.fetch_url}
+WALKERS: dict[str, Walker] = {k.name: bound(k.walk) for k in SOURCE_KINDS if k.walk}
 
 
 def read_changed(
@@ -75,20 +64,20 @@ def read_changed(
 
     Raises on any failure to read the source as a whole; bad parts inside it are problems.
     """
-    if spec.kind == "pagerduty":
-        # A walk of PagerDuty's API has no version of its own; the store sees what changed.
-        facts = read_pagerduty(spec.name, spec.location, token=access.pagerduty_token, timeout=access.timeout)
-        return facts, ""
+    token = access.token(spec.kind)
+    if spec.kind in WALKERS:
+        # A walk of an API has no version of its own; the store sees what changed.
+        return WALKERS[spec.kind](spec.name, spec.location, token=token, timeout=access.timeout), ""
     if is_url(spec.location):
-        headers = {}
-        url = spec.location
-        if spec.kind == "catalog":
-            url, headers = catalog_api_url(spec.location), bearer_headers(access.catalog_token)
-        fetched = fetch_if_changed(url, previous, timeout=access.timeout, headers=headers)
+        parse = TEXT_PARSERS.get(spec.kind)
+        if parse is None:
+            raise ValueError(f"a {spec.kind} source is a local file or folder, not a URL: {spec.location}")
+        url = FETCH_URLS[spec.kind](spec.location) if spec.kind in FETCH_URLS else spec.location
+        fetched = fetch_if_changed(url, previous, timeout=access.timeout, headers=bearer_headers(token))
         if fetched.body is None:
             return None
-        return TEXT_PARSERS[spec.kind](spec.name, fetched.name, fetched.body), fetched.version
-    version = local_version(spec.location) + READER_REVISIONS.get(spec.kind, "")
+        return parse(spec.name, fetched.name, fetched.body), fetched.version
+    version = local_version(spec.location) + KINDS[spec.kind].revision
     if version == previous:
         return None
     return READERS[spec.kind](spec.name, spec.location), version

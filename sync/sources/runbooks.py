@@ -129,6 +129,11 @@ def read_runbooks(source: str, location: str, *, trusted: bool = True) -> Source
     )
 
 
+def read_untrusted_runbooks(source: str, location: str) -> SourceFacts:
+    """`read_runbooks` for outside documents: every edge held for review, no passages."""
+    return read_runbooks(source, location, trusted=False)
+
+
 def find_runbooks(location: str) -> list[tuple[str, Path]]:
     """(citation name, path) of each runbook at `location`: a file as given, or a folder's files by name."""
     path = Path(location)

@@ -1,0 +1,162 @@
+"""Every source kind, declared once: its name, reader, option, setting, help and secret.
+
+The command-line parser and the settings are built from this table at run time; `.env.example`
+and the README's tables are generated from it (`python -m sync.sources.kinds_docs`, which the
+tests run with `--check`). Adding a kind is one entry here plus its reader module.
+
+A plain declaration on purpose: the standard library only, no `graph`, no I/O. `bot`'s parser and
+settings read it without reaching `sync`'s readers (import-linter allows `bot` this one module);
+readers are named as `module:function` inside `sync.sources` and bound by `sync.sources.registry`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    """A credential a kind needs: a setting of its own, never a command-line option."""
+
+    setting: str  # the `Settings` field
+    env: str  # the environment variable (and `.env` key)
+    doc: str  # its `.env.example` comment and README settings row
+
+
+@dataclass(frozen=True, slots=True)
+class SourceKind:
+    name: str  # SourceSpec.kind, the `--NAME` option, the `NAME:location` prefix of source names
+    env: str  # the environment variable listing locations (comma-separated when repeatable)
+    help: str  # the option's `--help` line
+    placeholder: str  # what the README's command-line table shows after the option (`--help` shows SRC)
+    reads: str  # the README's command-line table: what the option reads
+    doc: str  # the `.env.example` comment and the README settings row
+    example: str = ""  # the value `.env.example` gives (the bundled example's)
+    # Readers, as `module:function` in sync.sources. A kind has `read` or `walk`, never both.
+    read: str = ""  # (source, location) -> facts, for a local file or folder
+    parse_fetched: str = ""  # (source, name, body) -> facts: set when a location may be a URL
+    fetch_url: str = ""  # location -> the URL to GET, when it is not the location itself
+    walk: str = ""  # (source, location, *, token, timeout) -> facts: the reader walks an API itself
+    # Appended to a local source's content version when its reader learns to read more from the
+    # same files, so that sources synced before are read once more.
+    revision: str = ""
+    token: Secret | None = None  # sent as `Authorization: Bearer` to a URL, or given to `walk`
+    repeatable: bool = True  # the option may be given again; the setting is a comma-separated list
+
+    def __post_init__(self) -> None:
+        if bool(self.read) == bool(self.walk):
+            raise ValueError(f"source kind {self.name!r}: give exactly one of read and walk")
+        if self.walk and (self.parse_fetched or self.fetch_url):
+            raise ValueError(f"source kind {self.name!r}: a walk fetches for itself")
+
+    @property
+    def dest(self) -> str:
+        """The argparse destination and the `Settings` field."""
+        return self.name.replace("-", "_")
+
+    @property
+    def option(self) -> str:
+        return f"--{self.name}"
+
+    @property
+    def takes_urls(self) -> bool:
+        return bool(self.parse_fetched or self.walk)
+
+
+SOURCE_KINDS: tuple[SourceKind, ...] = (
+    SourceKind(
+        name="catalog",
+        env="ONCALL_GRAPH_CATALOG",
+        help="Backstage descriptor file, folder or catalog API URL",
+        placeholder="SRC",
+        reads="Backstage descriptors: a `catalog-info.yaml`, a folder (recursive `*.yaml`/`*.yml`), "
+        "or a catalog API URL",
+        doc="Backstage descriptors: catalog-info.yaml files, folders (searched recursively) or a catalog API URL.",
+        example="examples/acme/catalog",
+        read="catalog:read_catalog_rows",
+        parse_fetched="catalog:parse_catalog_api",
+        fetch_url="catalog_fetch:catalog_api_url",
+        token=Secret(
+            "catalog_token",
+            "ONCALL_GRAPH_CATALOG_TOKEN",
+            "Backstage static access token for a catalog API URL (sent as Authorization: Bearer).",
+        ),
+    ),
+    SourceKind(
+        name="deploys",
+        env="ONCALL_GRAPH_DEPLOYS",
+        help="deploy feed: JSON Lines file or URL",
+        placeholder="SRC",
+        reads="deploy feed: JSON Lines or JSON array, file or URL; native events, GitHub `deployment_status` "
+        "payloads, PagerDuty Change Events",
+        doc="Deploy feed: JSON Lines file or URL (native events, GitHub deployment_status, PagerDuty Change Events).",
+        example="examples/acme/deploys.jsonl",
+        read="deploys:read_deploys",
+        parse_fetched="deploys:parse_deploys",
+    ),
+    SourceKind(
+        name="docs",
+        env="ONCALL_GRAPH_DOCS",
+        help="runbook file or folder",
+        placeholder="PATH",
+        reads="runbooks (Markdown/text); relations are extracted from sentences",
+        doc="Runbooks (Markdown/text files or folders); relations are extracted from their sentences.",
+        example="examples/acme/runbooks",
+        read="runbooks:read_runbooks",
+        revision="+passages",  # runbooks gave no passages before
+    ),
+    SourceKind(
+        name="untrusted-docs",
+        env="ONCALL_GRAPH_UNTRUSTED_DOCS",
+        help="outside documents: their edges are held for review",
+        placeholder="PATH",
+        reads="outside documents: their edges are held for review, never answered from",
+        doc="Outside documents: their edges are held for review and never create an owner on their own.",
+        read="runbooks:read_untrusted_runbooks",
+    ),
+    SourceKind(
+        name="triples",
+        env="ONCALL_GRAPH_TRIPLES",
+        help="triples JSON file",
+        placeholder="FILE",
+        reads='`[{"subject", "relation", "object", "source_text"}]`',
+        doc='Triples JSON files: [{"subject", "relation", "object", "source_text"}].',
+        example="examples/acme/triples.json",
+        read="triples:read_triples",
+        parse_fetched="triples:parse_triples",
+    ),
+    SourceKind(
+        name="aliases",
+        env="ONCALL_GRAPH_ALIASES",
+        help="aliases YAML file",
+        placeholder="FILE",
+        reads="YAML: canonical name → aliases (`postgresql: [postgres, pg]`)",
+        doc="Aliases YAML files: canonical name -> list of aliases.",
+        example="examples/acme/aliases.yaml",
+        read="aliases:read_aliases",
+        parse_fetched="aliases:parse_aliases",
+    ),
+    SourceKind(
+        name="pagerduty",
+        env="ONCALL_GRAPH_PAGERDUTY",
+        help="PagerDuty API URL for service dependencies (?services=ID,... to start from)",
+        placeholder="URL",
+        reads="PagerDuty service dependencies (REST v2), `?services=PID1,PID2` to start the walk from; "
+        "needs `PAGERDUTY_API_TOKEN`",
+        doc="PagerDuty service dependencies: API base URL, optionally ?services=PID1,PID2 to start the walk from.",
+        walk="pagerduty:read_pagerduty",
+        token=Secret(
+            "pagerduty_token",
+            "PAGERDUTY_API_TOKEN",
+            "PagerDuty REST API key (read-only is enough) for ONCALL_GRAPH_PAGERDUTY.",
+        ),
+    ),
+)
+
+
+def source_kind(name: str) -> SourceKind:
+    """The declared kind called `name`; raises KeyError naming the known kinds."""
+    for kind in SOURCE_KINDS:
+        if kind.name == name:
+            return kind
+    raise KeyError(f"no source kind {name!r} (known: {', '.join(k.name for k in SOURCE_KINDS)})")
