@@ -10,8 +10,9 @@ from weakref import WeakKeyDictionary
 import numpy as np
 
 from graph.compiled import UNREACHED, BoolArray, IntArray, WalkIndex, best_parents, reverse_levels
+from graph.edges import EdgeFacts
 from graph.relations import PART_OF, RUNTIME_KINDS, propagates
-from graph.snapshot import EdgeFacts, Snapshot
+from graph.snapshot import Snapshot
 from graph.visibility import EVERYONE, Viewer, can_see, redact_path, visible
 
 BREAKS = "breaks"

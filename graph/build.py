@@ -11,11 +11,12 @@ from datetime import datetime
 from operator import attrgetter
 from types import MappingProxyType
 
+from graph.edges import EdgeFacts, new_edge_facts
 from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts, SourceMark
 from graph.names import AliasIndex, loose, match, resolve, slug
 from graph.refs import RefError, format_ref, split_ref
 from graph.relations import OWNED_BY, RUNTIME_KINDS, propagates
-from graph.snapshot import EdgeFacts, Hygiene, Snapshot, new_edge_facts
+from graph.snapshot import Hygiene, Snapshot
 
 ALIASES_ANNOTATION = "oncall-graph/aliases"
 PAGERDUTY_ANNOTATION = "pagerduty.com/service-id"

@@ -9,9 +9,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from graph.edges import EdgeFacts
 from graph.facts import Deploy
 from graph.relations import propagates
-from graph.snapshot import EdgeFacts, Snapshot
+from graph.snapshot import Snapshot
 from graph.visibility import EVERYONE, Viewer, can_see, redact_path, visible
 from graph.walk import layered_walk, path_to
 

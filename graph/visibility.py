@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from graph.names import Resolution, resolve
 
 if TYPE_CHECKING:
-    from graph.snapshot import EdgeFacts, Snapshot
+    from graph.edges import EdgeFacts
+    from graph.snapshot import Snapshot
 
 VISIBILITY = "oncall-graph/visibility"
 ALLOWED_CHANNELS = "oncall-graph/allowed-channels"

@@ -5,9 +5,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from graph.edges import EdgeFacts, new_edge_facts
 from graph.facts import Assertion, Citation, SourceFacts
 from graph.hygiene import lint
-from graph.snapshot import EdgeFacts, new_edge_facts
 from tests.graph.builders import BUILT_AT, dep, entity, said, snapshot
 
 AUTH = "component:default/auth-service"
