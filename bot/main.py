@@ -35,6 +35,7 @@ from bot.telemetry.log_format import configure_logging
 from bot.telemetry.metrics import Metrics
 from bot.telemetry.sync_telemetry import SyncTelemetry
 from bot.telemetry.tracing import start_tracing
+from bot.wiring import snapshot_ref
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
 from graph.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
@@ -179,7 +180,7 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     # (read, verify, ack, post) each waited out a background writer's turn (bench, 100k hub:
     # p50 64 -> 35 ms, slowest of 30 116 -> 56 ms).
     sys.setswitchinterval(SWITCH_INTERVAL)
-    ref = SnapshotRef()
+    ref = snapshot_ref()
     deps = build_deps(settings, specs, store, ref)
     try:
         slack_http, socket_mode, client = slack_frontend(settings, deps)

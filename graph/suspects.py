@@ -53,6 +53,12 @@ class Suspects:
         found = list(self.own_deploys) + [d for dep in self.dependencies for d in dep.deploys]
         return tuple(sorted(found, key=lambda s: s.deploy.deployed_at, reverse=True))
 
+    def subjects(self) -> tuple[str, ...]:
+        """The entities this answer is about, most important first (whose runbook passages to
+        quote): the alerting entity, then its dependencies, those with a deploy in the window first."""
+        ranked = sorted(self.dependencies, key=lambda d: (not d.deploys, d.hops))
+        return (self.entity, *(d.entity for d in ranked))
+
 
 def reason_for(hops: int) -> str:
     if hops == 0:

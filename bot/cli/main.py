@@ -29,8 +29,9 @@ from bot.render.dot import Picture
 from bot.render.png import PictureRenderer
 from bot.settings import Settings
 from bot.telemetry.metrics import Metrics
+from bot.wiring import snapshot_ref
 from graph.freshness import measure_lag
-from graph.snapshot import Snapshot, SnapshotRef
+from graph.snapshot import Snapshot
 from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.database import current_revision, make_engine, migrate
@@ -96,7 +97,7 @@ def _report_problems(snapshot: Snapshot, err: Console) -> None:
 def prepare_snapshot(
     args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store, settings: Settings, err: Console
 ) -> Snapshot:
-    ref = SnapshotRef()
+    ref = snapshot_ref()
     if specs:
         _report_sync(sync_once(specs, store, ref, clock, access=source_access(settings)), err)
     names = [s.name for s in specs] or None
@@ -119,7 +120,7 @@ def prepare_snapshot(
 
 
 def run_sync(args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store, settings: Settings) -> Any:
-    ref = SnapshotRef()
+    ref = snapshot_ref()
     accepted = []
     for name in args.accept:
         applied = store.accept_held(name, at=clock(), actor="cli")
