@@ -26,6 +26,7 @@ from graph.build import build_snapshot, collect_passages
 from graph.facts import Citation, Entity, Passage, SourceFacts
 from graph.passages import cite_passages, passage_index
 from graph.snapshot import Snapshot
+from sync.collector import collector_paused
 
 T = TypeVar("T")
 
@@ -78,6 +79,11 @@ def passages(entities: Sequence[Entity], count: int, rng: random.Random) -> list
     return out
 
 
+def _built(batches: list[SourceFacts]) -> Snapshot:
+    with collector_paused():  # as a sync builds
+        return build_snapshot(batches, built_at=NOW)
+
+
 def _linked(snapshot: Snapshot) -> Snapshot:
     passage_index(snapshot)  # what the first answer would have built
     return snapshot
@@ -111,8 +117,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         entities = synthetic_entities(args.entities)
         base = SourceFacts("catalog", tuple(entities))
     docs = SourceFacts("docs", passages=tuple(passages(entities, args.passages, rng)))
-    without = fastest(args.repeat, lambda: build_snapshot([base], built_at=NOW) and None)[0]
-    with_passages, snapshot = fastest(args.repeat, lambda: build_snapshot([base, docs], built_at=NOW))
+    without = fastest(args.repeat, lambda: _built([base]) and None)[0]
+    with_passages, snapshot = fastest(args.repeat, lambda: _built([base, docs]))
     # What the build itself adds: gathering the passages (linking waits for the first answer).
     gathering = fastest(args.repeat, lambda: collect_passages([base, docs]))[0]
     # Each run links a copy with no derived indexes yet; the last one's stays for the answers.

@@ -121,6 +121,7 @@ def measure_scenario(catalog: Catalog, runs: int, *, load_only: bool = False) ->
     """Cold load, memory, walk latency on the hub and the leaf, and the baselines."""
     from graph.build import build_snapshot
     from graph.compiled import walk_index
+    from sync.collector import collector_paused
     from sync.sources.catalog import read_catalog
 
     load_average = os.getloadavg()[0]  # other processes on the machine slow every figure
@@ -131,7 +132,7 @@ def measure_scenario(catalog: Catalog, runs: int, *, load_only: bool = False) ->
     with WorkerPeak() as peak:
         with stopwatch(timings, "read"):
             facts = read_catalog(f"catalog:{catalog.folder}", str(catalog.folder))
-        with stopwatch(timings, "build"):
+        with stopwatch(timings, "build"), collector_paused():  # as a sync builds
             snapshot = build_snapshot([facts], built_at=BUILT_AT)
         with stopwatch(timings, "compile"):
             index = walk_index(snapshot)
