@@ -1,9 +1,9 @@
 """What every entry point wires the same way: the clock, the store, source access, the model, and
 the process's policy for each snapshot it serves.
 
-The entry points (`bot.cli.main`, the command line and the dispatcher of every other command;
-`bot.main`, the server; `bot.cli.review`; the MCP server started by `oncall-graph mcp`) import
-this module, never each other's internals.
+The entry points import this module instead of each other: `bot.main` (the server) and
+`bot.cli.review` (extract, review) never import `bot.cli.main`, the command line, which dispatches
+`serve`, `mcp`, `extract` and `review` to them.
 """
 
 from __future__ import annotations
