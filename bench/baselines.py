@@ -19,6 +19,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order
 
+from graph.compiled import walk_index
 from graph.relations import propagates
 from graph.snapshot import Snapshot
 
@@ -41,7 +42,7 @@ def prepare(snapshot: Snapshot) -> Structures:
     digraph = nx.DiGraph()
     digraph.add_nodes_from(snapshot.entities)
     digraph.add_edges_from(pairs)
-    index = snapshot.walk_index
+    index = walk_index(snapshot)
     size = len(index.refs)
     csr = csr_matrix((np.ones(index.indices.size, dtype=np.int8), index.indices, index.indptr), shape=(size, size))
     return Structures(dict(reverse), digraph, csr, index.refs, dict(index.position))

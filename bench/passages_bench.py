@@ -8,7 +8,7 @@ Entities are named from two words ("amber-falcon"), or taken from a generated be
 passage is about 600 characters of filler prose naming four entities in the spellings runbooks
 use ("the Amber Falcon service", "amber_falcon", "AmberFalcon", "svc-42"), with a fenced command.
 Measured, fastest of `--repeat` runs: the build with and without the passages, linking them
-(`Snapshot.passage_index`, built on first use) and choosing the passages of one answer.
+(`graph.passages.passage_index`, built on first use) and choosing the passages of one answer.
 """
 
 from __future__ import annotations
@@ -18,12 +18,15 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TypeVar
 
 from graph.build import build_snapshot, collect_passages
 from graph.facts import Citation, Entity, Passage, SourceFacts
-from graph.passages import cite_passages, index_passages
+from graph.passages import cite_passages, passage_index
+from graph.snapshot import Snapshot
+from sync.collector import collector_paused
 
 T = TypeVar("T")
 
@@ -76,6 +79,16 @@ def passages(entities: Sequence[Entity], count: int, rng: random.Random) -> list
     return out
 
 
+def _built(batches: list[SourceFacts]) -> Snapshot:
+    with collector_paused():  # as a sync builds
+        return build_snapshot(batches, built_at=NOW)
+
+
+def _linked(snapshot: Snapshot) -> Snapshot:
+    passage_index(snapshot)  # what the first answer would have built
+    return snapshot
+
+
 def fastest(repeat: int, work: Callable[[], T]) -> tuple[float, T]:
     timings, values = [], []
     for _ in range(max(repeat, 1)):
@@ -104,13 +117,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         entities = synthetic_entities(args.entities)
         base = SourceFacts("catalog", tuple(entities))
     docs = SourceFacts("docs", passages=tuple(passages(entities, args.passages, rng)))
-    without = fastest(args.repeat, lambda: build_snapshot([base], built_at=NOW) and None)[0]
-    with_passages, snapshot = fastest(args.repeat, lambda: build_snapshot([base, docs], built_at=NOW))
+    without = fastest(args.repeat, lambda: _built([base]) and None)[0]
+    with_passages, snapshot = fastest(args.repeat, lambda: _built([base, docs]))
     # What the build itself adds: gathering the passages (linking waits for the first answer).
     gathering = fastest(args.repeat, lambda: collect_passages([base, docs]))[0]
-    linking, index = fastest(args.repeat, lambda: index_passages(snapshot.passages, snapshot.aliases))
-    snapshot.__dict__["passage_index"] = index  # what the first answer would have built
-    linked = index.linked
+    # Each run links a copy with no derived indexes yet; the last one's stays for the answers.
+    linking, snapshot = fastest(args.repeat, lambda: _linked(replace(snapshot)))
+    linked = passage_index(snapshot).linked
     asked = [p.passage for p in linked[:50]]
     subjects = [next(iter(sorted(lp.entities))) for lp in linked[:50]]
     refs = [e.ref for e in entities]

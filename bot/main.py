@@ -11,7 +11,6 @@ import signal
 import socket
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
@@ -19,9 +18,7 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from waitress.server import create_server
 
-from bot.cli.main import source_access
 from bot.http import WsgiApp, build_wsgi, counted_while_handled
-from bot.model.ports import Explainer, QuestionReader
 from bot.pagerduty.webhook import build_webhook
 from bot.render.png import PictureRenderer
 from bot.settings import Settings, split_list
@@ -35,6 +32,7 @@ from bot.telemetry.log_format import configure_logging
 from bot.telemetry.metrics import Metrics
 from bot.telemetry.sync_telemetry import SyncTelemetry
 from bot.telemetry.tracing import start_tracing
+from bot.wiring import clock, model, snapshot_ref, source_access
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
 from graph.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
@@ -54,10 +52,6 @@ SWITCH_INTERVAL = 0.001  # seconds a thread holds the GIL before a waiting one m
 
 class ConfigError(Exception):
     """A setting the server cannot start without; the message names the variable."""
-
-
-def clock() -> datetime:
-    return datetime.now(UTC)
 
 
 def replica_name() -> str:
@@ -111,9 +105,9 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
     metrics = Metrics()
     metrics.watch_sources(lag)
     slots = AnswerSlots()
-    model = _model(settings)  # None without ANTHROPIC_API_KEY: no client, no network
-    if model is not None:
-        log.info("answers are phrased by %s; questions read by %s", model[0].model, model[1].model)
+    ports = model(settings)  # None without ANTHROPIC_API_KEY: no client, no network
+    if ports is not None:
+        log.info("answers are phrased by %s; questions read by %s", ports[0].model, ports[1].model)
     return BotDeps(
         snapshot=ref.current,
         claim=lambda key: store.claim_event(key, at=clock(), replica=replica),
@@ -129,19 +123,9 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         decide_review=decide_review,
         work_slots=slots,
         attachments=Attachments(slots, renderer),
-        explainer=model[0] if model else None,
-        reader=model[1] if model else None,
+        explainer=ports[0] if ports else None,
+        reader=ports[1] if ports else None,
     )
-
-
-def _model(settings: Settings) -> tuple[Explainer, QuestionReader] | None:
-    if not settings.anthropic_api_key.strip():
-        return None
-    # Imported only when a key is set: the SDK's import alone took 2 of the 3.5 s a restart spent
-    # before it began loading the graph.
-    from bot.model.claude import build_model
-
-    return build_model(settings)
 
 
 def health(ref: SnapshotRef, store: Store) -> dict[str, Any]:
@@ -179,7 +163,7 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     # (read, verify, ack, post) each waited out a background writer's turn (bench, 100k hub:
     # p50 64 -> 35 ms, slowest of 30 116 -> 56 ms).
     sys.setswitchinterval(SWITCH_INTERVAL)
-    ref = SnapshotRef()
+    ref = snapshot_ref()
     deps = build_deps(settings, specs, store, ref)
     try:
         slack_http, socket_mode, client = slack_frontend(settings, deps)

@@ -10,10 +10,11 @@ from typing import TypeVar
 
 from graph.blast import blast_radius
 from graph.citations import cite_edge
+from graph.edges import EdgeFacts
 from graph.names import AliasIndex, Allow, canonical_words, resolve
 from graph.paths import find_path
 from graph.refs import short_name
-from graph.snapshot import EdgeFacts, Snapshot
+from graph.snapshot import Snapshot
 from graph.suspects import Dependency, suspects
 from graph.visibility import EVERYONE, Viewer, can_see, visible
 

@@ -5,17 +5,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from graph.compiled import UNREACHED, BoolArray, IntArray, WalkIndex, best_parents, reverse_levels
+from graph.compiled import UNREACHED, BoolArray, IntArray, best_parents, reverse_levels, walk_index
+from graph.edges import EdgeFacts
 from graph.relations import PART_OF, RUNTIME_KINDS, propagates
-from graph.snapshot import EdgeFacts, Snapshot
-from graph.visibility import EVERYONE, Viewer, can_see, redact_path, visible
+from graph.snapshot import Snapshot
+from graph.visibility import EVERYONE, Viewer, can_see, redact_path, restricted_refs, visible
 
 BREAKS = "breaks"
 DEGRADES = "degrades"
+NEAREST = 5  # impacted entities (after the failed one) whose runbook passages an answer may quote
+# This module's keys in `Snapshot.derived`: both depend on the catalog alone.
+_RUNTIME = f"{__name__}.runtime_mask"
+_SYSTEMS = f"{__name__}.system_parts"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +90,12 @@ class BlastRadius:
     def iter_nearest(self, limit: int) -> Iterator[Impact]:
         """`nearest`, one entry at a time: a background writer can pause between entries."""
         # Entities this viewer may not see are skipped, so rank enough to fill `limit` without them.
-        positions, hops, degraded = self._ranked(limit + len(self.snapshot.restricted))
-        refs = self.snapshot.walk_index.refs
+        positions, hops, degraded = self._ranked(limit + len(restricted_refs(self.snapshot)))
+        refs = walk_index(self.snapshot).refs
         memo: dict[tuple[bool, int], _Path] = {}
         # Redacting for a viewer who sees everything changes nothing, and took a third of the time
         # to list 100k impacted entities (bench dense-100k).
-        sees_all = self.viewer.everything or not self.snapshot.restricted
+        sees_all = self.viewer.everything or not restricted_refs(self.snapshot)
         found = 0
         for position, hop, soft in zip(positions.tolist(), hops.tolist(), degraded.tolist(), strict=True):
             ref = refs[position]
@@ -108,20 +112,25 @@ class BlastRadius:
             found += 1
             yield Impact(ref, hop, DEGRADES if soft else BREAKS, path, edges, owners, hidden)
 
+    def subjects(self, *, nearest: int = NEAREST) -> tuple[str, ...]:
+        """The entities this answer is about, most important first (whose runbook passages to
+        quote): the failed one, then the nearest impacted ones this viewer may see."""
+        return (self.failed, *(impact.entity for impact in self.nearest(nearest)))
+
     @property
     def hidden_count(self) -> int:
         """Impacted entities the viewer may not see: counted, never named."""
-        position = self.snapshot.walk_index.position
+        position = walk_index(self.snapshot).position
         return sum(
             1
-            for ref in self.snapshot.restricted
+            for ref in restricted_refs(self.snapshot)
             if self._all[position[ref]] > 0 and not can_see(self.snapshot, ref, self.viewer)
         )
 
     @cached_property
     def survives(self) -> tuple[str, ...]:
         """Components and resources neither impacted (at any depth) nor failed."""
-        index = self.snapshot.walk_index
+        index = walk_index(self.snapshot)
         if self.max_depth is None:
             hit = self._all >= 0
         else:
@@ -131,7 +140,7 @@ class BlastRadius:
         # Array work per query; what depends on the catalog alone is computed once per snapshot.
         keep = np.flatnonzero(~hit & runtime_mask(self.snapshot))
         found = (index.refs[i] for i in keep.tolist())
-        if self.viewer.everything or not self.snapshot.restricted:
+        if self.viewer.everything or not restricted_refs(self.snapshot):
             return tuple(found)
         return tuple(ref for ref in found if can_see(self.snapshot, ref, self.viewer))
 
@@ -150,7 +159,7 @@ class BlastRadius:
         return tuple(found)
 
     def _refs_where(self, mask: np.ndarray) -> tuple[str, ...]:
-        refs = self.snapshot.walk_index.refs
+        refs = walk_index(self.snapshot).refs
         return tuple(refs[i] for i in np.flatnonzero(mask))
 
     def _ranked(self, limit: int) -> tuple[IntArray, IntArray, IntArray]:
@@ -178,7 +187,7 @@ class BlastRadius:
         while hops > 0 and (hard_only, node) not in memo:
             chain.append(node)
             node, hops = int(parent[node]), hops - 1
-        refs = self.snapshot.walk_index.refs
+        refs = walk_index(self.snapshot).refs
         path, edges = memo.get((hard_only, node), ((refs[node],), ()))
         for child in reversed(chain):
             edge = _best_edge(self.snapshot, refs[child], path[-1], hard_only)
@@ -192,22 +201,17 @@ class BlastRadius:
             # Parents of the nearest levels only, until farther paths are asked for: a reply that
             # shows the first 20 paths need not rank every edge of a 100k-entity graph.
             done = max(hops, 2 * done)
-            parent = best_parents(self.snapshot.walk_index, walk, hard_only=hard_only, up_to=done)
+            parent = best_parents(walk_index(self.snapshot), walk, hard_only=hard_only, up_to=done)
             self._parents[hard_only] = (done, parent)
         return parent
 
 
-# Keyed by the walk index: one per built graph, shared by snapshots that only refresh marks.
-_RUNTIME: WeakKeyDictionary[WalkIndex, BoolArray] = WeakKeyDictionary()
-_SYSTEMS: WeakKeyDictionary[WalkIndex, SystemParts] = WeakKeyDictionary()
-
-
 def runtime_mask(snapshot: Snapshot) -> BoolArray:
     """Components and resources, in walk-index order (the entities that can fail or survive)."""
-    mask = _RUNTIME.get(snapshot.walk_index)
+    mask: BoolArray | None = snapshot.derived.get(_RUNTIME)
     if mask is None:
-        kinds = [snapshot.entities[ref].kind for ref in snapshot.walk_index.refs]
-        mask = _RUNTIME[snapshot.walk_index] = np.fromiter(
+        kinds = [snapshot.entities[ref].kind for ref in walk_index(snapshot).refs]
+        mask = snapshot.derived[_RUNTIME] = np.fromiter(
             (k in RUNTIME_KINDS for k in kinds), dtype=bool, count=len(kinds)
         )
     return mask
@@ -225,16 +229,16 @@ class SystemParts:
 
 def system_parts(snapshot: Snapshot) -> SystemParts:
     """Each system's parts, as walk-index positions, computed once per built graph."""
-    parts = _SYSTEMS.get(snapshot.walk_index)
+    parts: SystemParts | None = snapshot.derived.get(_SYSTEMS)
     if parts is None:
-        position = snapshot.walk_index.position
+        position = walk_index(snapshot).position
         systems = sorted(ref for ref in snapshot.in_edges if ref.startswith("system:"))
         found = {ref: sorted(position[e.src] for e in snapshot.in_edges[ref] if e.rel == PART_OF) for ref in systems}
         found = {ref: p for ref, p in found.items() if p}
         sizes = np.fromiter((len(p) for p in found.values()), dtype=np.int64, count=len(found))
         flat = np.fromiter((i for p in found.values() for i in p), dtype=np.int64, count=int(sizes.sum()))
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64) if found else sizes
-        parts = _SYSTEMS[snapshot.walk_index] = SystemParts(tuple(found), flat, starts, sizes)
+        parts = snapshot.derived[_SYSTEMS] = SystemParts(tuple(found), flat, starts, sizes)
     return parts
 
 
@@ -254,7 +258,7 @@ def blast_radius(
 
     An entity reachable only through a soft dependency `degrades`; the rest `break`. Cycles end.
     """
-    index = snapshot.walk_index
+    index = walk_index(snapshot)
     start = index.position[failed]
     everything = reverse_levels(index, start, hard_only=False, max_depth=max_depth)
     # Without soft pairs the hard-only walk is the same walk: skip it (half of a query's time).

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import gc
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from operator import attrgetter
 from types import MappingProxyType
 
+from graph.edges import EdgeFacts, new_edge_facts
 from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts, SourceMark
 from graph.names import AliasIndex, loose, match, resolve, slug
 from graph.refs import RefError, format_ref, split_ref
 from graph.relations import OWNED_BY, RUNTIME_KINDS, propagates
-from graph.snapshot import EdgeFacts, Hygiene, Snapshot, new_edge_facts
+from graph.snapshot import Hygiene, Snapshot
 
 ALIASES_ANNOTATION = "oncall-graph/aliases"
 PAGERDUTY_ANNOTATION = "pagerduty.com/service-id"
@@ -40,27 +39,10 @@ def build_snapshot(
     """One edge per (src, rel, dst) with every citation; weight = distinct sources; refs all resolved.
 
     Names that match no entity become placeholder entities; dangling and kindless refs are
-    reported in `hygiene`, never silently dropped.
+    reported in `hygiene`, never silently dropped. A large graph is millions of objects: the
+    process pauses its garbage collector around the build (`sync.collector`), not this module.
     """
-    with collector_paused():
-        return _build(tuple(batches), built_at, marks)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building millions of objects that are all kept.
-
-    Its full passes over every live object took half of a 100k-entity build (bench dense-100k:
-    37 s with it, 21 s without) and a third of reading its catalog. Reference counting still
-    frees everything; the collector is turned back on afterwards unless the caller had it off.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+    return _build(tuple(batches), built_at, marks)
 
 
 def _build(batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[str, SourceMark] | None) -> Snapshot:

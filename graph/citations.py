@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from graph.edges import EdgeFacts
 from graph.refs import short_name
-from graph.snapshot import EdgeFacts
 
 
 def cite_edge(edge: EdgeFacts) -> str:

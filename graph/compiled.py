@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 UNREACHED = -1
+_WALK_INDEX = f"{__name__}.walk_index"  # this module's key in `Snapshot.derived`
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,6 +42,14 @@ class WalkIndex:
     def any_soft(self) -> bool:
         """False when no pair is soft: a hard-only walk is then the same as a walk over everything."""
         return not bool(self.hard.all())
+
+
+def walk_index(snapshot: Snapshot) -> WalkIndex:
+    """The snapshot's walk index: compiled on first use, once per built graph."""
+    index: WalkIndex | None = snapshot.derived.get(_WALK_INDEX)
+    if index is None:
+        index = snapshot.derived[_WALK_INDEX] = compile_walk_index(snapshot)
+    return index
 
 
 def compile_walk_index(snapshot: Snapshot) -> WalkIndex:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import chain
 
+from graph.edges import EdgeFacts
 from graph.refs import ref_parts, short_name
-from graph.snapshot import EdgeFacts, Snapshot
+from graph.snapshot import Snapshot
 from graph.suspects import deploys_in_window
 from graph.visibility import EVERYONE, Viewer, visible
 

@@ -8,7 +8,7 @@ cost grows with the text, not with the size of the catalog. Fenced code is not s
 in a shell snippet names nothing), a name two entities share links neither, and nothing is
 guessed below the canonical tier.
 
-Pure: no I/O. The index is built once per snapshot, on first use (`Snapshot.passage_index`).
+Pure: no I/O. The index is built once per built graph, on first use (`passage_index`).
 """
 
 from __future__ import annotations
@@ -26,18 +26,16 @@ from graph.names import AFFIXES, AliasIndex
 from graph.visibility import EVERYONE, Viewer, can_see
 
 if TYPE_CHECKING:
-    from graph.blast import BlastRadius
     from graph.snapshot import Snapshot
-    from graph.suspects import Suspects
 
 MAX_NAME_WORDS = 8  # longer aliases are never looked for in prose
 DEFAULT_LIMIT = 3
-NEAREST = 5  # impacted entities (after the failed one) whose passages a blast radius may quote
 SNIPPET_CHARS = 160
 # `graph.names`' separators, and markup that is never part of a name in prose (`**Redis**`, `| a |`).
 _SPLIT = re.compile(r"[\s\-_./:'\"`,;!?()\[\]{}*>|=<~^\\#]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z])")  # as graph.names splits CamelCase
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_PASSAGE_INDEX = f"{__name__}.passage_index"  # this module's key in `Snapshot.derived`
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +169,19 @@ def _ranked(entity: str, items: list[LinkedPassage]) -> tuple[LinkedPassage, ...
     return tuple(sorted(items, key=lambda item: item.rank_for(entity)))
 
 
+def passage_index(snapshot: Snapshot) -> PassageIndex:
+    """The snapshot's runbook passages linked to the entities they name: built on first use, once per graph."""
+    index: PassageIndex | None = snapshot.derived.get(_PASSAGE_INDEX)
+    if index is None:
+        index = snapshot.derived[_PASSAGE_INDEX] = index_passages(snapshot.passages, snapshot.aliases)
+    return index
+
+
+def passages_for(snapshot: Snapshot, ref: str) -> tuple[Passage, ...]:
+    """Passages naming `ref`, best first: named in their heading, then the most specific."""
+    return tuple(linked.passage for linked in passage_index(snapshot).for_entity(ref))
+
+
 def index_passages(passages: Iterable[Passage], aliases: AliasIndex) -> PassageIndex:
     """Link each passage to the entities named in its headings and in its prose (code left out)."""
     passages = tuple(passages)
@@ -221,7 +232,7 @@ def cite_passages(
     about) leads and the next ones still get a word in. One passage per section; a passage that
     names an entity this viewer may not see is never shown to them.
     """
-    index = snapshot.passage_index
+    index = passage_index(snapshot)
     candidates: list[tuple[int, int, str, LinkedPassage]] = []
     for position, entity in enumerate(dict.fromkeys(entities)):
         # A few spare ones per entity: some may share a section or name an entity hidden here.
@@ -247,18 +258,6 @@ def top_passages(
 ) -> tuple[Passage, ...]:
     """The passages to put beside an answer about `entities`, best first (see `cite_passages`)."""
     return tuple(c.passage for c in cite_passages(snapshot, entities, limit=limit, viewer=viewer))
-
-
-def blast_entities(result: BlastRadius, *, nearest: int = NEAREST) -> tuple[str, ...]:
-    """The entities a blast radius is about, most important first: the failed one, then the nearest
-    impacted ones this viewer may see."""
-    return (result.failed, *(impact.entity for impact in result.nearest(nearest)))
-
-
-def suspects_entities(result: Suspects) -> tuple[str, ...]:
-    """The alerting entity, then its dependencies: those with a deploy in the window first."""
-    ranked = sorted(result.dependencies, key=lambda d: (not d.deploys, d.hops))
-    return (result.entity, *(d.entity for d in ranked))
 
 
 def snippet(passage: Passage, limit: int = SNIPPET_CHARS) -> str:

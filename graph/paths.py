@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from graph.edges import EdgeFacts
 from graph.relations import DEPENDS_ON
-from graph.snapshot import EdgeFacts, Snapshot
+from graph.snapshot import Snapshot
 from graph.visibility import EVERYONE, Viewer, redact_path
 from graph.walk import layered_walk, path_to
 

@@ -7,6 +7,7 @@ no answer. Ownership is never proposed: who gets paged comes from the catalog, n
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -19,6 +20,15 @@ PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
 # The relations a model may propose: dependencies only. `owned_by` is absent on purpose, so no
 # document (and no instruction hidden in one) can decide an owner.
 EXTRACTABLE = (DEPENDS_ON, *sorted(TEXT_DEPENDENCIES))
+
+
+_SEPARATORS = re.compile(r"[\W_]+")
+
+
+def plain_name(text: str) -> str:
+    """Lower case, separators as single spaces: `Auth-Service` and `auth service` meet (how a
+    proposal's names are compared, in checks and in its identity)."""
+    return " ".join(_SEPARATORS.sub(" ", text.lower()).split())
 
 
 class ReviewError(Exception):

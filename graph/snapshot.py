@@ -2,64 +2,17 @@
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import cached_property
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from graph.edges import EdgeFacts
 from graph.facts import Assertion, Citation, Deploy, Entity, Passage, Problem, SourceMark
 from graph.names import AliasIndex
 from graph.relations import OWNED_BY
-
-if TYPE_CHECKING:
-    from graph.compiled import WalkIndex
-    from graph.passages import PassageIndex
-
-# Catalog-backed edges outrank any number of text corroborations when paths are compared.
-CATALOG_RANK = 1_000
-
-
-@dataclass(frozen=True, slots=True)
-class EdgeFacts:
-    """One edge per (src, rel, dst): every citation kept, weight = distinct sources asserting it."""
-
-    src: str
-    rel: str
-    dst: str
-    citations: tuple[Citation, ...]
-    weight: int
-    extracted: bool
-    soft: bool = False
-    via: tuple[str, ...] = ()
-
-    @property
-    def sources(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(c.locator for c in self.citations))
-
-    @property
-    def rank(self) -> int:
-        return self.weight + (0 if self.extracted else CATALOG_RANK)
-
-
-def _slot_filler(cls: type[Any]) -> Any:
-    """A constructor taking every field of a frozen slots dataclass in order, filling the slots
-    directly as pickle does: the dataclass __init__ sets each field through object.__setattr__,
-    half the cost of building a 100k-entity graph's 400k edges (bench: 0.4 s)."""
-    names = [f.name for f in fields(cls)]
-    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
-    namespace |= {f"set_{name}": vars(cls)[name].__set__ for name in names}  # the slots' own descriptors
-    body = "".join(f"    set_{name}(made, {name})\n" for name in names)
-    exec(f"def make({', '.join(names)}):\n    made = new(cls)\n{body}    return made", namespace)
-    return namespace["make"]
-
-
-# EdgeFacts(src, rel, dst, citations, weight, extracted, soft, via) for the build's bulk of edges.
-new_edge_facts: Callable[[str, str, str, tuple[Citation, ...], int, bool, bool, tuple[str, ...]], EdgeFacts]
-new_edge_facts = _slot_filler(EdgeFacts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +38,7 @@ class Snapshot:
     """Entities, edges (forward and reverse), aliases, deploys and source marks at one moment.
 
     Never mutated after `graph.build.build_snapshot` returns it; walks read `out_edges`,
-    `in_edges` or the compiled `walk_index`.
+    `in_edges` or the compiled walk index (`graph.compiled.walk_index`).
     """
 
     entities: Mapping[str, Entity]
@@ -100,6 +53,11 @@ class Snapshot:
     hygiene: Hygiene = field(default_factory=Hygiene)
     edge_count: int = 0
     passages: tuple[Passage, ...] = ()
+    # Indexes derived from the facts, each filled by the module that owns it (`graph.compiled`,
+    # `graph.visibility`, `graph.passages`, `graph.blast`, ...) under a key of its own. An entry
+    # depends on the facts alone, never on the marks (so `with_marks` shares them), and never
+    # refers back to the snapshot (so a replaced snapshot is freed by reference counting).
+    derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def edge(self, src: str, rel: str, dst: str) -> EdgeFacts | None:
         for facts in self.out_edges.get(src, ()):
@@ -124,77 +82,31 @@ class Snapshot:
         return min(dated, key=lambda m: m.last_success or self.built_at, default=None)
 
     def with_marks(self, marks: Mapping[str, SourceMark]) -> Snapshot:
-        """The same graph with fresher source marks; compiled indexes carry over."""
+        """The same graph with fresher source marks; the derived indexes carry over."""
         fresh = replace(self, marks=MappingProxyType(dict(marks)))
-        for cached in ("walk_index", "graph", "restricted", "passage_index"):
-            if cached in self.__dict__:
-                fresh.__dict__[cached] = self.__dict__[cached]
+        object.__setattr__(fresh, "derived", self.derived)  # same facts, same indexes: never rebuilt
         return fresh
-
-    def warm(self) -> None:
-        """Compute the indexes every answer uses (walks, visibility, runbook passages, the blast
-        radius's runtime kinds and systems, the looser name tiers) now."""
-        from graph.blast import runtime_mask, system_parts
-
-        for cached in ("walk_index", "restricted", "passage_index"):
-            getattr(self, cached)
-        runtime_mask(self)
-        system_parts(self)
-        self.aliases.tier("canonical")  # names typed loosely ("The Auth Service") are common in Slack
-
-    @cached_property
-    def restricted(self) -> frozenset[str]:
-        """Entities annotated `oncall-graph/visibility: restricted`."""
-        from graph.visibility import restricted_refs
-
-        return restricted_refs(self)
-
-    @cached_property
-    def passage_index(self) -> PassageIndex:
-        """Runbook passages linked to the entities they name: built on first use, once per graph."""
-        from graph.passages import index_passages
-
-        return index_passages(self.passages, self.aliases)
-
-    def passages_for(self, ref: str) -> tuple[Passage, ...]:
-        """Passages naming `ref`, best first: named in their heading, then the most specific."""
-        return tuple(linked.passage for linked in self.passage_index.for_entity(ref))
-
-    @cached_property
-    def walk_index(self) -> WalkIndex:
-        from graph.compiled import compile_walk_index
-
-        return compile_walk_index(self)
-
-    @cached_property
-    def graph(self) -> Any:
-        """The snapshot as a frozen networkx MultiDiGraph (key = relation, attribute `facts`)."""
-        import networkx as nx
-
-        g = nx.MultiDiGraph()
-        for ref, entity in self.entities.items():
-            g.add_node(ref, entity=entity)
-        g.add_edges_from((e.src, e.dst, e.rel, {"facts": e}) for edges in self.out_edges.values() for e in edges)
-        return nx.freeze(g)
 
 
 class SnapshotRef:
-    """The swap cell: readers call `current()` once per request; `swap` is one assignment."""
+    """The swap cell: readers call `current()` once per request; `swap` is one assignment.
 
-    def __init__(self, initial: Snapshot | None = None) -> None:
+    `prepare` runs on every new snapshot before it serves: the composition roots pass one that
+    builds the indexes answers use (`graph.warm.warm`), so no query after a sync pays for them,
+    and applies the process's memory policy.
+    """
+
+    def __init__(self, initial: Snapshot | None = None, *, prepare: Callable[[Snapshot], None] | None = None) -> None:
         self._current = initial
+        self._prepare = prepare
         self._lock = threading.Lock()
 
     def current(self) -> Snapshot | None:
         return self._current
 
     def swap(self, new: Snapshot) -> Snapshot | None:
-        new.warm()  # before it serves: no one's first query after a sync pays for the indexes
+        if self._prepare is not None:
+            self._prepare(new)
         with self._lock:
             old, self._current = self._current, new
-        # The collector's full passes walked every object of the graph, millions at 100k entities:
-        # 1-2 s with every thread stopped, at moments no one chose (often the first query after a
-        # restart). Frozen, the graph is skipped by those passes. It is still freed when replaced:
-        # a snapshot holds no reference cycles, so reference counting frees it, frozen or not.
-        gc.freeze()
         return old

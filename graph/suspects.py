@@ -9,9 +9,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from graph.edges import EdgeFacts
 from graph.facts import Deploy
 from graph.relations import propagates
-from graph.snapshot import EdgeFacts, Snapshot
+from graph.snapshot import Snapshot
 from graph.visibility import EVERYONE, Viewer, can_see, redact_path, visible
 from graph.walk import layered_walk, path_to
 
@@ -51,6 +52,12 @@ class Suspects:
         """Every deploy in the window, newest first."""
         found = list(self.own_deploys) + [d for dep in self.dependencies for d in dep.deploys]
         return tuple(sorted(found, key=lambda s: s.deploy.deployed_at, reverse=True))
+
+    def subjects(self) -> tuple[str, ...]:
+        """The entities this answer is about, most important first (whose runbook passages to
+        quote): the alerting entity, then its dependencies, those with a deploy in the window first."""
+        ranked = sorted(self.dependencies, key=lambda d: (not d.deploys, d.hops))
+        return (self.entity, *(d.entity for d in ranked))
 
 
 def reason_for(hops: int) -> str:

@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING
 from graph.names import Resolution, resolve
 
 if TYPE_CHECKING:
-    from graph.snapshot import EdgeFacts, Snapshot
+    from graph.edges import EdgeFacts
+    from graph.snapshot import Snapshot
 
 VISIBILITY = "oncall-graph/visibility"
 ALLOWED_CHANNELS = "oncall-graph/allowed-channels"
 ALLOWED_USERS = "oncall-graph/allowed-users"
 HIDDEN = "(hidden)"
+_RESTRICTED = f"{__name__}.restricted"  # this module's key in `Snapshot.derived`
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +39,7 @@ def _listed(value: str) -> set[str]:
 
 
 def can_see(snapshot: Snapshot, ref: str, viewer: Viewer) -> bool:
-    if viewer.everything or ref not in snapshot.restricted:
+    if viewer.everything or ref not in restricted_refs(snapshot):
         return True
     annotations = snapshot.entities[ref].annotations
     return viewer.channel in _listed(annotations.get(ALLOWED_CHANNELS, "")) or viewer.user in _listed(
@@ -46,9 +48,15 @@ def can_see(snapshot: Snapshot, ref: str, viewer: Viewer) -> bool:
 
 
 def restricted_refs(snapshot: Snapshot) -> frozenset[str]:
-    return frozenset(
-        ref for ref, e in snapshot.entities.items() if e.annotations.get(VISIBILITY, "").strip().lower() == "restricted"
-    )
+    """Entities annotated `oncall-graph/visibility: restricted`: found on first use, once per built graph."""
+    found: frozenset[str] | None = snapshot.derived.get(_RESTRICTED)
+    if found is None:
+        found = snapshot.derived[_RESTRICTED] = frozenset(
+            ref
+            for ref, e in snapshot.entities.items()
+            if e.annotations.get(VISIBILITY, "").strip().lower() == "restricted"
+        )
+    return found
 
 
 def visible(snapshot: Snapshot, refs: Iterable[str], viewer: Viewer) -> tuple[str, ...]:
@@ -77,7 +85,7 @@ def _without_hidden_api(snapshot: Snapshot, edge: EdgeFacts, viewer: Viewer) -> 
 
 def resolve_for(snapshot: Snapshot, text: str, viewer: Viewer) -> Resolution:
     """Resolve a name as this viewer may: restricted entities neither resolve nor are suggested."""
-    if viewer.everything or not snapshot.restricted:
+    if viewer.everything or not restricted_refs(snapshot):
         return resolve(snapshot.aliases, text)
     return resolve(snapshot.aliases, text, allow=lambda ref: can_see(snapshot, ref, viewer))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from graph.snapshot import EdgeFacts
+from graph.edges import EdgeFacts
 
 Step = Callable[[str], Iterable[tuple[str, EdgeFacts]]]
 Cost = Callable[[EdgeFacts], tuple[int, ...]]

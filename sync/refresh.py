@@ -16,6 +16,7 @@ from datetime import datetime
 from graph.build import build_snapshot
 from graph.facts import SourceFacts
 from graph.snapshot import Snapshot, SnapshotRef
+from sync.collector import collector_paused
 from sync.sources.registry import SourceAccess, SourceSpec, read_changed
 from sync.store.fact_codec import EncodedFacts
 from sync.store.fact_store import Store, SyncRun, source_marks
@@ -163,7 +164,8 @@ def load_snapshot(
         return None
     states = store.source_states()
     marks = source_marks(s for s in states.values() if not names or s.name in names)
-    return build_snapshot(batches, built_at=as_of or clock(), marks=marks)
+    with collector_paused():
+        return build_snapshot(batches, built_at=as_of or clock(), marks=marks)
 
 
 def rebuild(store: Store, ref: SnapshotRef, clock: Clock, names: Sequence[str] | None = None) -> Snapshot | None:

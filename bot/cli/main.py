@@ -13,12 +13,10 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bot.cli.parser import QUERY_COMMANDS, build_parser, given_sources
@@ -29,11 +27,12 @@ from bot.render.dot import Picture
 from bot.render.png import PictureRenderer
 from bot.settings import Settings
 from bot.telemetry.metrics import Metrics
+from bot.wiring import StoreError, clock, model, open_store, shown_url, snapshot_ref, source_access
 from graph.freshness import measure_lag
-from graph.snapshot import Snapshot, SnapshotRef
+from graph.snapshot import Snapshot
 from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources.kinds import SOURCE_KINDS
-from sync.sources.registry import SourceAccess, SourceSpec
+from sync.sources.registry import SourceSpec
 from sync.store.database import current_revision, make_engine, migrate
 from sync.store.fact_store import Store
 
@@ -44,37 +43,12 @@ class UsageError(Exception):
     """Bad usage or no usable input: exit status 2."""
 
 
-def clock() -> datetime:
-    return datetime.now(UTC)
-
-
 def source_specs(args: argparse.Namespace, settings: Settings) -> list[SourceSpec]:
     """Sources from the command line when any are given, else from the environment and `.env`."""
     given = [SourceSpec(kind, location) for kind, location in given_sources(args)]
     if given:
         return given
     return [SourceSpec(kind.name, loc) for kind in SOURCE_KINDS for loc in settings.sources(kind.dest)]
-
-
-def source_access(settings: Settings) -> SourceAccess:
-    return SourceAccess(settings.http_timeout, settings.source_tokens())
-
-
-def shown_url(url: str) -> str:
-    """The database URL as logs may show it: without its password."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError as exc:
-        raise UsageError(f"not a database URL (--db or DATABASE_URL): {exc}") from exc
-
-
-def open_store(url: str) -> Store:
-    try:
-        engine = make_engine(url)
-        migrate(engine)
-    except (ArgumentError, SQLAlchemyError, OSError) as exc:
-        raise UsageError(f"cannot open the database {shown_url(url)!r}: {exc}") from exc
-    return Store(engine)
 
 
 def _report_sync(report: SyncReport, err: Console) -> None:
@@ -97,7 +71,7 @@ def _report_problems(snapshot: Snapshot, err: Console) -> None:
 def prepare_snapshot(
     args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store, settings: Settings, err: Console
 ) -> Snapshot:
-    ref = SnapshotRef()
+    ref = snapshot_ref()
     if specs:
         _report_sync(sync_once(specs, store, ref, clock, access=source_access(settings)), err)
     names = [s.name for s in specs] or None
@@ -120,7 +94,7 @@ def prepare_snapshot(
 
 
 def run_sync(args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store, settings: Settings) -> Any:
-    ref = SnapshotRef()
+    ref = snapshot_ref()
     accepted = []
     for name in args.accept:
         applied = store.accept_held(name, at=clock(), actor="cli")
@@ -197,11 +171,7 @@ def _lag_lines(data: dict[str, Any]) -> list[Text]:
 
 def model_ports(settings: Settings) -> ModelPorts | None:
     """The optional model when ANTHROPIC_API_KEY is set; without it no client is built (and no network)."""
-    if not settings.anthropic_api_key.strip():
-        return None
-    from bot.model.claude import build_model  # the SDK loads only when a key is set
-
-    built = build_model(settings)
+    built = model(settings)
     return ModelPorts(*built, metrics=Metrics()) if built else None
 
 
@@ -232,7 +202,7 @@ def run_migrate(url: str) -> dict[str, Any]:
 def _migrate_command(args: argparse.Namespace, settings: Settings, out: Console, err: Console) -> int:
     try:
         data = run_migrate(args.db or settings.database_url)
-    except UsageError as exc:
+    except (UsageError, StoreError) as exc:
         err.print(Text(f"oncall-graph: {exc}", style="bold red"))
         return EXIT_USAGE
     if args.json:
@@ -325,12 +295,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             assert args.command in QUERY_COMMANDS
             snapshot = prepare_snapshot(args, specs, store, settings, err)
-            model = model_ports(settings) if args.command == "ask" else None
-            status, data, lines = answer(args, snapshot, args.now or wall, wall, model)
+            ports = model_ports(settings) if args.command == "ask" else None
+            status, data, lines = answer(args, snapshot, args.now or wall, wall, ports)
             _report_model(data if args.command == "ask" else {}, err)
             if status == EXIT_OK and getattr(args, "png", None):
                 drawing = picture(args, snapshot, args.now or wall)
-    except UsageError as exc:
+    except (UsageError, StoreError) as exc:
         err.print(Text(f"oncall-graph: {exc}", style="bold red"))
         return EXIT_USAGE
     if args.json:

@@ -13,9 +13,9 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from bot.cli.main import clock
 from bot.query.replies import EXIT_OK, EXIT_USAGE, Outcome
 from bot.settings import Settings
+from bot.wiring import clock
 from graph.review import PENDING, ProposedEdge, ReviewError
 from sync.extract.chunks import Chunk
 from sync.extract.cost import Estimate

@@ -16,9 +16,9 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.pagerduty.channel import choose_channel
+from bot.pagerduty.incident_post import format_incident_post
 from bot.pagerduty.payload import Incident
 from bot.slack.attachments import upload_full_text
-from bot.slack.blocks.incident import format_incident_post
 from bot.slack.blocks.messages import SlackMessage, format_alert_reply, format_unresolved
 from bot.slack.delivery import message_kwargs
 from bot.slack.deps import BotDeps

@@ -17,10 +17,11 @@ from bot.model.reader import read_with_model, resolve_read
 from bot.telemetry.metrics import Metrics
 from graph.ask import DEPENDENCIES, IMPACT, OWNERSHIP, PATH, Answer, answer_intent, ask, read_window
 from graph.blast import BlastRadius
+from graph.edges import EdgeFacts
 from graph.model_context import build_context
-from graph.passages import prose, suspects_entities, top_passages
+from graph.passages import prose, top_passages
 from graph.refs import short_name
-from graph.snapshot import EdgeFacts, Snapshot
+from graph.snapshot import Snapshot
 from graph.suspects import Suspects
 from graph.visibility import EVERYONE, Viewer
 
@@ -132,7 +133,7 @@ def explain_alert(
         edges += [e for hit in impact.nearest(ALERT_IMPACTS) for e in hit.edges]
         context = build_context(
             snapshot, focus=(found.entity,), edges=edges, now=found.now, window=found.now - found.since,
-            passages=_passages(snapshot, suspects_entities(found), viewer), max_tokens=explainer.max_context_tokens,
+            passages=_passages(snapshot, found.subjects(), viewer), max_tokens=explainer.max_context_tokens,
             viewer=viewer,
         )  # fmt: skip
     name = short_name(found.entity)

@@ -23,7 +23,7 @@ from bot.render.dot import Picture, blast_dot, suspects_dot
 from graph.blast import blast_radius
 from graph.hygiene import lint
 from graph.names import Resolution, resolve
-from graph.passages import CitedPassage, blast_entities, cite_passages, suspects_entities
+from graph.passages import CitedPassage, cite_passages
 from graph.paths import find_path
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
@@ -93,7 +93,7 @@ def blast_reply(snapshot: Snapshot, name: str, *, depth: int | None, wall: datet
     if resolution.entity is None:
         return _unresolved(name, resolution)
     result = blast_radius(snapshot, resolution.entity, max_depth=depth)
-    quoted = cite_passages(snapshot, blast_entities(result))
+    quoted = cite_passages(snapshot, result.subjects())
     data = render_json.blast_json(name, result)
     return _answered(snapshot, wall, data, quoted, lambda: render_text.render_blast(result))
 
@@ -105,7 +105,7 @@ def suspects_reply(
     if resolution.entity is None:
         return _unresolved(name, resolution)
     found = suspects(snapshot, resolution.entity, now=now, window=since, max_depth=depth)
-    quoted = cite_passages(snapshot, suspects_entities(found))
+    quoted = cite_passages(snapshot, found.subjects())
     data = render_json.suspects_json(name, found)
     return _answered(snapshot, wall, data, quoted, lambda: render_text.render_suspects(found))
 

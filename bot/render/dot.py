@@ -17,8 +17,9 @@ from datetime import datetime
 from bot.render.wording import plural, utc, window_token
 from graph.ask import DEPENDENCIES, IMPACT, Answer, read_window
 from graph.blast import BREAKS, BlastRadius, blast_radius
+from graph.edges import EdgeFacts
 from graph.refs import short_name
-from graph.snapshot import EdgeFacts, Snapshot
+from graph.snapshot import Snapshot
 from graph.suspects import SuspectDeploy, Suspects, suspects
 from graph.visibility import Viewer
 

@@ -8,11 +8,12 @@ from typing import Any
 
 from graph.ask import Answer
 from graph.blast import BlastRadius
+from graph.edges import EdgeFacts
 from graph.hygiene import LintReport
 from graph.names import Resolution
 from graph.passages import CitedPassage
 from graph.paths import CitedPath
-from graph.snapshot import EdgeFacts, Snapshot
+from graph.snapshot import Snapshot
 from graph.suspects import SuspectDeploy, Suspects
 
 Json = dict[str, Any]

@@ -25,7 +25,7 @@ from bot.slack.replies import LOADING
 from bot.telemetry.instrument import note_counts, note_entities, observed_query
 from graph.blast import blast_radius
 from graph.names import Resolution
-from graph.passages import cite_passages, suspects_entities
+from graph.passages import cite_passages
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer, resolve_first
@@ -133,7 +133,7 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
         found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
         impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
     note_counts(dependencies=len(found.dependencies), impacted=impact.impacted_count)
-    quoted = cite_passages(snapshot, suspects_entities(found), viewer=viewer)
+    quoted = cite_passages(snapshot, found.subjects(), viewer=viewer)
     model = _model(deps)
     phrased = explain_alert(model, snapshot, found, impact, title=alert.title, viewer=viewer, cpu=deps.work_slots)
     with deps.work_slots:

@@ -21,7 +21,7 @@ from bot.slack.blocks.messages import (
 from bot.slack.deps import BotDeps
 from bot.telemetry.instrument import note_counts, note_entities
 from graph.blast import blast_radius
-from graph.passages import blast_entities, cite_passages, suspects_entities
+from graph.passages import cite_passages
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer, resolve_for
@@ -72,13 +72,13 @@ def reply_to_command(
     if command == BLAST:
         result = blast_radius(snapshot, resolution.entity, max_depth=depth, viewer=viewer)
         note_counts(impacted=result.impacted_count)
-        quoted = cite_passages(snapshot, blast_entities(result), viewer=viewer)
+        quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
         message = format_blast_radius(
             result, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted
         )
         return replace(message, draw_picture=lambda: blast_dot(result))
     found = suspects(snapshot, resolution.entity, now=now, window=window, viewer=viewer)
     note_counts(dependencies=len(found.dependencies))
-    quoted = cite_passages(snapshot, suspects_entities(found), viewer=viewer)
+    quoted = cite_passages(snapshot, found.subjects(), viewer=viewer)
     message = format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted)
     return replace(message, draw_picture=lambda: suspects_dot(found, snapshot))

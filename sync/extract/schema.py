@@ -9,13 +9,12 @@ both names appear in the chunk. Everything else is dropped with its reason.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.review import EXTRACTABLE
+from graph.review import EXTRACTABLE, plain_name
 from sync.extract.chunks import Chunk
 
 TOOL_NAME = "record_relations"
@@ -112,7 +111,7 @@ def _check_item(item: object, chunk: Chunk) -> tuple[Candidate | None, str]:
         return None, f"relation {rel[:40]!r} is not allowed"
     if max(len(src), len(dst)) > MAX_NAME_CHARS or len(evidence) > MAX_EVIDENCE_CHARS:
         return None, "field too long"
-    if loose(src) == loose(dst):
+    if plain_name(src) == plain_name(dst):
         return None, "src and dst are the same"
     at = chunk.flat_text().find(evidence)
     if at < 0:
@@ -123,14 +122,6 @@ def _check_item(item: object, chunk: Chunk) -> tuple[Candidate | None, str]:
     return Candidate(src, rel, dst, evidence, chunk.line_of(at)), ""
 
 
-_SEPARATORS = re.compile(r"[\W_]+")
-
-
-def loose(text: str) -> str:
-    """Lower case, separators as single spaces: `Auth-Service` and `auth service` meet."""
-    return " ".join(_SEPARATORS.sub(" ", text.lower()).split())
-
-
 def mentions(text: str, name: str) -> bool:
-    key = loose(name)
-    return bool(key) and f" {key} " in f" {loose(text)} "
+    key = plain_name(name)
+    return bool(key) and f" {key} " in f" {plain_name(text)} "

@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, NamedTuple, TypeGuard
 
-from graph.build import collector_paused
 from graph.facts import AliasClaim, Assertion, Citation, Entity, Problem, SourceFacts
 from graph.refs import format_ref
 from graph.relations import CONSUMES_API, DEPENDS_ON, PROVIDES_API
+from sync.collector import collector_paused
 from sync.sources.catalog_fetch import (
     API_PATH,
     CatalogDocuments,

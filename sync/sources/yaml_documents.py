@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 
 import yaml
 
-from graph.build import collector_paused
 from graph.facts import Problem
+from sync.collector import collector_paused
 
 try:
     import ryml

@@ -16,8 +16,8 @@ from sqlalchemy import ColumnElement, Engine, Table, and_, func, insert, literal
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from graph.build import collector_paused
 from graph.facts import SourceFacts, SourceMark
+from sync.collector import collector_paused
 from sync.store import schema
 from sync.store.bulk_read import select_batches
 from sync.store.bulk_write import insert_rows

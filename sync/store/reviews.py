@@ -22,8 +22,8 @@ from graph.review import (
     ProposedEdge,
     ReviewError,
     approved_assertion,
+    plain_name,
 )
-from sync.extract.schema import loose
 from sync.store import schema
 from sync.store.fact_store import Store
 
@@ -47,7 +47,7 @@ class Proposal:
     @property
     def key(self) -> str:
         """Same names, relation, document and chunk content: the same proposal, whoever made it."""
-        parts = (loose(self.src), self.rel, loose(self.dst), self.chunk.document, self.chunk_digest)
+        parts = (plain_name(self.src), self.rel, plain_name(self.dst), self.chunk.document, self.chunk_digest)
         return hashlib.blake2b("\0".join(parts).encode(), digest_size=16).hexdigest()
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bot.pagerduty.channel import Route, choose_channel, parse_channel_map
+from bot.pagerduty.incident_post import format_incident_post
 from bot.pagerduty.incident_reply import resolve_service
 from bot.pagerduty.payload import Incident
-from bot.slack.blocks.incident import format_incident_post
 from bot.slack.blocks.kit import MAX_BLOCKS, SlackMessage, header, section
 from bot.slack.blocks.messages import format_unresolved
 from graph.snapshot import Snapshot

@@ -11,12 +11,12 @@ from graph.blast import blast_radius
 from graph.facts import Entity, Passage, SourceFacts, SourceMark
 from graph.names import name_words
 from graph.passages import (
-    blast_entities,
     cite_passages,
+    passage_index,
+    passages_for,
     prose,
     prose_words,
     snippet,
-    suspects_entities,
     top_passages,
 )
 from graph.snapshot import Snapshot
@@ -50,7 +50,7 @@ def graph(passages: Iterable[Passage], entities: Iterable[Entity] = (), **kw: ob
 
 
 def linked(snap: Snapshot, ref: str) -> list[str]:
-    return [p.text for p in snap.passages_for(ref)]
+    return [p.text for p in passages_for(snap, ref)]
 
 
 def test_names_aliases_and_titles_in_any_spelling_link_a_passage() -> None:
@@ -98,7 +98,7 @@ def test_a_name_two_entities_share_links_neither() -> None:
 
 def test_a_heading_that_names_an_entity_links_the_passages_under_it() -> None:
     snap = graph([passage("Promote the replica by hand.", "Platform runbook", "Redis", "Failover")])
-    [failover] = snap.passages_for(REDIS)
+    [failover] = passages_for(snap, REDIS)
     assert failover.locator == "runbooks/redis.md §Failover"
 
 
@@ -113,7 +113,7 @@ def test_passages_rank_own_heading_then_title_then_the_most_specific() -> None:
             passage("Everything about redis and the auth service.", doc="runbooks/misc.md", line=2),
         ]
     )
-    assert [p.locator for p in snap.passages_for(REDIS)] == [
+    assert [p.locator for p in passages_for(snap, REDIS)] == [
         "runbooks/auth.md §Redis",  # its own section's heading names it
         "runbooks/redis.md §Escalation",  # under a title naming it, and names it: one entity only
         "runbooks/redis.md §Symptoms",  # same specificity: by locator
@@ -134,21 +134,21 @@ def test_an_answer_quotes_the_asked_entity_first_then_the_next_ones_one_section_
         ]
     )
     result = blast_radius(snap, REDIS)
-    assert blast_entities(result)[:2] == (REDIS, TOKENS)
-    chosen = cite_passages(snap, blast_entities(result), limit=3)
+    assert result.subjects()[:2] == (REDIS, TOKENS)
+    chosen = cite_passages(snap, result.subjects(), limit=3)
     assert [(c.entity, c.locator) for c in chosen] == [
         (REDIS, "runbooks/redis.md §Escalation"),
         (REDIS, "runbooks/redis.md §Failover"),
         (TOKENS, "runbooks/tokens.md §Symptoms"),
     ]
-    assert top_passages(snap, [REDIS], 2) == tuple(snap.passages_for(REDIS)[i] for i in (0, 1))
+    assert top_passages(snap, [REDIS], 2) == tuple(passages_for(snap, REDIS)[i] for i in (0, 1))
     assert cite_passages(snap, ["component:default/nothing-said"]) == ()
 
 
 def test_suspects_quote_dependencies_with_a_deploy_first() -> None:
     snap = graph([])
     found = suspects(snap, LOGIN_FLOW, now=BUILT_AT)
-    assert suspects_entities(found) == (LOGIN_FLOW, AUTH, TOKENS)
+    assert found.subjects() == (LOGIN_FLOW, AUTH, TOKENS)
 
 
 def test_a_passage_naming_an_entity_the_viewer_may_not_see_is_not_quoted_to_them() -> None:
@@ -172,9 +172,9 @@ def test_a_passage_naming_an_entity_the_viewer_may_not_see_is_not_quoted_to_them
 
 def test_the_link_index_is_built_once_and_kept_when_only_marks_move() -> None:
     snap = graph([passage("Restart redis.")])
-    index = snap.passage_index
+    index = passage_index(snap)
     fresher = snap.with_marks({"docs": SourceMark("docs", last_success=BUILT_AT)})
-    assert fresher.passage_index is index
+    assert passage_index(fresher) is index
 
 
 def test_the_same_passage_from_two_sources_is_kept_once() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from graph.facts import SourceFacts
+from graph.passages import passages_for
 from graph.snapshot import SnapshotRef
 from sync.refresh import APPLIED, FAILED, HELD, UNCHANGED, load_snapshot, sync_once
 from sync.sources.registry import SourceAccess, SourceSpec
@@ -129,9 +130,9 @@ def test_runbook_passages_are_stored_and_a_restart_links_them_again(store: Store
     assert synced is not None
     restarted = load_snapshot(store, clock)  # what a new replica or a restart builds from the store alone
     assert restarted is not None and restarted.passages == synced.passages
-    [passage] = restarted.passages_for("component:default/token-cache")
+    [passage] = passages_for(restarted, "component:default/token-cache")
     assert (passage.locator, passage.line) == ("docs/auth.md §Token cache", 3)
-    assert restarted.passages_for("component:default/auth-service") == (passage,)
+    assert passages_for(restarted, "component:default/auth-service") == (passage,)
 
 
 def test_docs_synced_before_passages_existed_are_read_once_more(store: Store, tmp_path: Path) -> None:

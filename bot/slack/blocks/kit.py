@@ -15,8 +15,8 @@ from typing import Any
 
 from bot.render.dot import Picture
 from graph.citations import cite_edge
+from graph.edges import EdgeFacts
 from graph.refs import short_name
-from graph.snapshot import EdgeFacts
 
 Block = dict[str, Any]
 

@@ -1,0 +1,81 @@
+"""What every entry point wires the same way: the clock, the store, source access, the model, and
+the process's policy for each snapshot it serves.
+
+The entry points import this module instead of each other: `bot.main` (the server) and
+`bot.cli.review` (extract, review) never import `bot.cli.main`, the command line, which dispatches
+`serve`, `mcp`, `extract` and `review` to them.
+"""
+
+from __future__ import annotations
+
+import gc
+from datetime import UTC, datetime
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from bot.model.ports import Explainer, QuestionReader
+from bot.settings import Settings
+from graph.snapshot import Snapshot, SnapshotRef
+from graph.warm import warm
+from sync.sources.registry import SourceAccess
+from sync.store.database import make_engine, migrate
+from sync.store.fact_store import Store
+
+
+class StoreError(Exception):
+    """The database cannot be opened; the message names it (never with its password)."""
+
+
+def clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def source_access(settings: Settings) -> SourceAccess:
+    return SourceAccess(settings.http_timeout, settings.source_tokens())
+
+
+def shown_url(url: str) -> str:
+    """The database URL as logs may show it: without its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError as exc:
+        raise StoreError(f"not a database URL (--db or DATABASE_URL): {exc}") from exc
+
+
+def open_store(url: str) -> Store:
+    """The fact store at `url`, its schema brought to the newest revision."""
+    try:
+        engine = make_engine(url)
+        migrate(engine)
+    except (ArgumentError, SQLAlchemyError, OSError) as exc:
+        raise StoreError(f"cannot open the database {shown_url(url)!r}: {exc}") from exc
+    return Store(engine)
+
+
+def model(settings: Settings) -> tuple[Explainer, QuestionReader] | None:
+    """The explainer and question reader when ANTHROPIC_API_KEY is set; without it no client is built
+    (and no network)."""
+    if not settings.anthropic_api_key.strip():
+        return None
+    # Imported only when a key is set: the SDK's import alone took 2 of the 3.5 s a restart spent
+    # before it began loading the graph.
+    from bot.model.claude import build_model
+
+    return build_model(settings)
+
+
+def prepare_to_serve(snapshot: Snapshot) -> None:
+    """The process's policy for a new snapshot, before it serves: build every index answers use
+    (no one's first query after a sync pays for them), then take the graph out of the collector."""
+    warm(snapshot)
+    # The collector's full passes walked every object of the graph, millions at 100k entities:
+    # 1-2 s with every thread stopped, at moments no one chose (often the first query after a
+    # restart). Frozen, the graph is skipped by those passes. It is still freed when replaced:
+    # a snapshot holds no reference cycles, so reference counting frees it, frozen or not.
+    gc.freeze()
+
+
+def snapshot_ref() -> SnapshotRef:
+    """The swap cell an entry point serves from: each snapshot swapped in is prepared first."""
+    return SnapshotRef(prepare=prepare_to_serve)

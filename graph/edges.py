@@ -1,0 +1,51 @@
+"""One edge of the graph: every citation of a (src, rel, dst) triple, and how strongly it is held."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from graph.facts import Citation
+
+# Catalog-backed edges outrank any number of text corroborations when paths are compared.
+CATALOG_RANK = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeFacts:
+    """One edge per (src, rel, dst): every citation kept, weight = distinct sources asserting it."""
+
+    src: str
+    rel: str
+    dst: str
+    citations: tuple[Citation, ...]
+    weight: int
+    extracted: bool
+    soft: bool = False
+    via: tuple[str, ...] = ()
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.locator for c in self.citations))
+
+    @property
+    def rank(self) -> int:
+        return self.weight + (0 if self.extracted else CATALOG_RANK)
+
+
+def _slot_filler(cls: type[Any]) -> Any:
+    """A constructor taking every field of a frozen slots dataclass in order, filling the slots
+    directly as pickle does: the dataclass __init__ sets each field through object.__setattr__,
+    half the cost of building a 100k-entity graph's 400k edges (bench: 0.4 s)."""
+    names = [f.name for f in fields(cls)]
+    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
+    namespace |= {f"set_{name}": vars(cls)[name].__set__ for name in names}  # the slots' own descriptors
+    body = "".join(f"    set_{name}(made, {name})\n" for name in names)
+    exec(f"def make({', '.join(names)}):\n    made = new(cls)\n{body}    return made", namespace)
+    return namespace["make"]
+
+
+# EdgeFacts(src, rel, dst, citations, weight, extracted, soft, via) for the build's bulk of edges.
+new_edge_facts: Callable[[str, str, str, tuple[Citation, ...], int, bool, bool, tuple[str, ...]], EdgeFacts]
+new_edge_facts = _slot_filler(EdgeFacts)

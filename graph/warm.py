@@ -1,0 +1,21 @@
+"""Every index an answer uses, built at once: what a composition root runs on a new snapshot before
+it serves (`SnapshotRef(prepare=...)`), so no one's first query after a sync pays for them."""
+
+from __future__ import annotations
+
+from graph.blast import runtime_mask, system_parts
+from graph.compiled import walk_index
+from graph.passages import passage_index
+from graph.snapshot import Snapshot
+from graph.visibility import restricted_refs
+
+
+def warm(snapshot: Snapshot) -> None:
+    """Walks, visibility, runbook passages, the blast radius's runtime kinds and systems, and the
+    looser name tiers."""
+    walk_index(snapshot)
+    restricted_refs(snapshot)
+    passage_index(snapshot)
+    runtime_mask(snapshot)
+    system_parts(snapshot)
+    snapshot.aliases.tier("canonical")  # names typed loosely ("The Auth Service") are common in Slack
