@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from graph.freshness import StalePolicy
+
 DEFAULT_DATABASE_URL = "sqlite:///oncall-graph.db"
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5"
 # The reader needs a forced tool call, which Haiku 4.5 supports (the 5.5 models refuse forced tool use).
@@ -73,3 +75,7 @@ class Settings(BaseSettings):
         if bad:
             raise ValueError(f"ONCALL_GRAPH_STALE_AFTER: expected SOURCE=SECONDS pairs, got {bad[0]!r}")
         return {name.strip(): float(seconds) for name, seconds in pairs}
+
+    def stale_policy(self) -> StalePolicy:
+        """The limits every freshness verdict (answers, lag, metrics, alerts) is judged by."""
+        return StalePolicy(self.sync_interval, self.stale_after_map())
