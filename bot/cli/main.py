@@ -194,13 +194,24 @@ def _lag_lines(data: dict[str, Any]) -> list[Text]:
     for s in data["sources"]:
         age = "never" if s["age_seconds"] is None else render_text.format_age(s["age_seconds"])
         style = "bold red" if s["stale"] else "green"
-        limit = f" (limit {render_text.format_age(s['threshold_seconds'])})" if s["threshold_seconds"] else ""
+        threshold = s["threshold_seconds"]
+        limit = "" if threshold is None else f" (limit {render_text.format_age(threshold)})"
         extra = f"  last error: {s['last_error']}" if s["last_error"] else ""
         held = f"  held for review: {s['held']}" if s["held"] else ""
         lines.append(Text(f"{s['state'].upper():>7}  {s['name']}  age {age}{limit}{extra}{held}", style=style))
         lines += [Text(f"         {problem}", style="yellow") for problem in s["problems"]]
     lines.append(Text("graph is stale" if data["stale"] else "all sources fresh", style="bold"))
     return lines
+
+
+def sync_given_sources(args: argparse.Namespace, store: Store, settings: Settings, err: Console) -> None:
+    """`lag` with sources on the command line syncs them first, as every other command does; sources
+    from the environment are the server's, whose lag it reports as the server left it."""
+    given = [SourceSpec(flag, loc) for flag, dest, _ in SOURCE_OPTIONS for loc in getattr(args, dest)]
+    if given:
+        access = source_access(settings)
+        report = sync_once(given, store, SnapshotRef(), clock, max_drop=settings.max_drop, access=access, swap=False)
+        _report_sync(report, err)
 
 
 def model_ports(settings: Settings) -> ModelPorts | None:
@@ -318,6 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             status, data = run_sync(args, specs, store, settings)
             lines = _sync_lines(data)
         elif args.command == "lag":
+            sync_given_sources(args, store, settings, err)
             data = run_lag(specs, store, settings)
             status, lines = EXIT_OK, _lag_lines(data)
         elif args.command in ("extract", "review"):
