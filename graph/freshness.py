@@ -1,7 +1,8 @@
 """How fresh each source is, and the one rule for when it cannot be trusted.
 
-A source is stale when it is past its limit (or never synced), when its last read failed, or when
-its latest change is held for review: in each case answers come from facts older than the source.
+A source cannot be trusted (is not `ok`) when it is past its limit or never synced (`stale`), when
+its last read failed, or when its latest change is held for review: in each case answers come from
+facts older than the source.
 Every answer, `/graph-lag`, `oncall-graph lag`, `/metrics` and the lag alerts judge through `judge`.
 """
 
@@ -31,7 +32,8 @@ class StalePolicy:
 
 @dataclass(frozen=True, slots=True)
 class SourceLag:
-    """One source judged. `stale` is the verdict (overdue, failing or held); `overdue` its age part.
+    """One source judged. `ok` is the verdict (not stale, failing or held); `stale` its age part:
+    past its limit, or never synced.
 
     `age_seconds` counts from the last change that was applied (or confirmed unchanged): a held
     change is not applied, so a held source keeps ageing.
@@ -44,13 +46,12 @@ class SourceLag:
     threshold_seconds: float
     stale: bool
     held_reason: str = ""
-    overdue: bool = False  # past its limit, or never synced
     problems: tuple[str, ...] = ()  # the read's problems behind a held change (file, line, field)
 
     @property
     def ok(self) -> bool:
         """Fresh, read without error, and no change of it held for review."""
-        return not self.stale
+        return not (self.stale or self.last_error or self.held_reason)
 
     @property
     def held(self) -> bool:
@@ -63,7 +64,7 @@ class SourceLag:
             return HELD
         if self.last_error:
             return FAILING
-        return OVERDUE if self.overdue else OK
+        return OVERDUE if self.stale else OK
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +73,8 @@ class LagReport:
 
     @property
     def stale(self) -> bool:
-        """The overall verdict: any source stale, failing or held."""
-        return any(s.stale for s in self.sources)
+        """The overall verdict: any source past its limit, failing or held."""
+        return any(not s.ok for s in self.sources)
 
     @property
     def unhealthy(self) -> tuple[SourceLag, ...]:
@@ -83,7 +84,7 @@ class LagReport:
 
 @dataclass(frozen=True, slots=True)
 class LagTransition:
-    """A source turned unhealthy (`stale` True: overdue, failing or held) or recovered (False)."""
+    """A source turned unhealthy (`stale` True: past its limit, failing or held) or recovered (False)."""
 
     source: str
     stale: bool
@@ -97,11 +98,9 @@ def judge(marks: Iterable[SourceMark], now: datetime, policy: StalePolicy) -> La
     for mark in sorted(marks, key=lambda m: m.name):
         threshold = policy.limit(mark.name)
         age = max((now - mark.last_success).total_seconds(), 0.0) if mark.last_success else None
-        overdue = age is None or age > threshold
-        stale = overdue or bool(mark.last_error) or bool(mark.held_reason)
+        stale = age is None or age > threshold
         lag = SourceLag(
-            mark.name, mark.last_success, mark.last_error, age, threshold, stale, mark.held_reason,
-            overdue=overdue, problems=mark.held_problems,
-        )  # fmt: skip
+            mark.name, mark.last_success, mark.last_error, age, threshold, stale, mark.held_reason, mark.held_problems
+        )
         lags.append(lag)
     return LagReport(tuple(lags))

@@ -138,8 +138,8 @@ class SyncService:
         report = judge(wanted, now, self.settings.policy)
         sent = []
         for lag in report.sources:
-            if lag.stale != states[lag.name].stale and self.store.flip_stale(lag.name, lag.stale, at=now):
-                transition = LagTransition(lag.name, lag.stale, now, lag)
+            if lag.ok == states[lag.name].stale and self.store.flip_stale(lag.name, not lag.ok, at=now):
+                transition = LagTransition(lag.name, not lag.ok, now, lag)
                 self.notifier.notify(transition)
                 sent.append(transition)
         return sent

@@ -178,7 +178,7 @@ def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> di
     missing = [n for n in names if n not in states]
     sources = [
         {"name": s.name, "last_success": s.last_success.isoformat() if s.last_success else None,
-         "last_error": s.last_error, "age_seconds": s.age_seconds, "stale": s.stale, "state": s.state,
+         "last_error": s.last_error, "age_seconds": s.age_seconds, "stale": not s.ok, "state": s.state,
          "threshold_seconds": s.threshold_seconds, "held": s.held_reason, "problems": list(s.problems)}
         for s in report.sources
     ] + [

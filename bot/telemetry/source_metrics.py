@@ -54,7 +54,7 @@ class SourceAgeCollector:
         for source in report.sources:
             if source.age_seconds is not None:  # never synced: no age, but stale says so
                 age.add_metric([source.name], source.age_seconds)
-            stale.add_metric([source.name], 1.0 if source.stale else 0.0)
+            stale.add_metric([source.name], 0.0 if source.ok else 1.0)
             held.add_metric([source.name], 1.0 if source.held else 0.0)
             for name in STATES:  # every state, so a query sees a source leave one as well as enter it
                 state.add_metric([source.name, name], 1.0 if source.state == name else 0.0)

@@ -45,7 +45,7 @@ def test_a_held_change_keeps_ageing_from_the_last_applied_one_and_names_its_prob
     state = store.source_states()[spec.name]
     assert state.last_success == T0 and state.held_reason == "would drop 3 of 13 facts (limit 20%)"
     [lag] = judge([state.mark()], clock(), StalePolicy(interval=3600)).sources
-    assert (lag.state, lag.stale, lag.ok, lag.overdue, lag.age_seconds) == (HELD, True, False, False, 1200.0)
+    assert (lag.state, lag.ok, lag.stale, lag.age_seconds) == (HELD, False, False, 1200.0)  # held, not overdue
     [problem] = lag.problems
     assert "services.yaml:19:" in problem and "not valid YAML" in problem
     # Answers judge the snapshot's own marks: the held change reaches them too.
@@ -78,8 +78,8 @@ def test_failing_and_past_limit_sources_are_stale_in_the_one_verdict(store: Stor
     marks = [s.mark() for s in store.source_states().values()]
     policy = StalePolicy(interval=300, overrides={catalog.name: 120})  # ONCALL_GRAPH_STALE_AFTER=NAME=120
     report = judge(marks, clock(), policy)
-    states = {s.name: (s.state, s.stale, s.threshold_seconds) for s in report.sources}
-    assert states == {catalog.name: (OVERDUE, True, 120.0), missing.name: (FAILING, True, 900.0)}
+    states = {s.name: (s.state, s.ok, s.threshold_seconds) for s in report.sources}
+    assert states == {catalog.name: (OVERDUE, False, 120.0), missing.name: (FAILING, False, 900.0)}
     assert report.stale and [s.name for s in report.unhealthy] == [catalog.name, missing.name]
     relaxed = judge(marks, clock(), StalePolicy(interval=300, overrides={catalog.name: 600}))
     assert [s.state for s in relaxed.sources] == [OK, FAILING]

@@ -124,7 +124,7 @@ def _source_line(lag: SourceLag, held: str) -> str:
         age = f"{format_age(lag.age_seconds)} old{applied}"
     state = HELD if held else lag.state
     line = f"{_FLAGS[state]} *{escape(lag.name)}* — {age}, threshold {format_age(lag.threshold_seconds)}"
-    if lag.overdue and state != OVERDUE:
+    if lag.stale and state != OVERDUE:
         line += " ⚠ past its threshold"
     if lag.last_error:
         line += f"\n      last error: {code(lag.last_error[:ERROR_CHARS])}"
