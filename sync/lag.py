@@ -22,7 +22,7 @@ class LogNotifier:
         if transition.stale:
             age = "never synced" if lag.age_seconds is None else f"{lag.age_seconds:.0f} s since last applied change"
             log.warning(
-                "source %s is %s: %s; last error: %s; held: %s",
+                "source %s is stale (%s): %s; last error: %s; held: %s",
                 lag.name, lag.state, age, lag.last_error or "none", lag.held_reason or "no",
             )  # fmt: skip
         else:
