@@ -33,7 +33,7 @@ from bot.telemetry.metrics import Metrics
 from bot.telemetry.sync_telemetry import SyncTelemetry
 from bot.telemetry.tracing import start_tracing
 from bot.wiring import clock, model, snapshot_ref, source_access
-from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
+from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, judge
 from graph.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
 from graph.snapshot import Snapshot, SnapshotRef
@@ -83,12 +83,12 @@ def hygiene_counts(snapshot: Snapshot) -> dict[str, int]:
 
 def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, ref: SnapshotRef) -> BotDeps:
     names = [s.name for s in specs]
-    overrides = settings.stale_after_map()
+    policy = settings.stale_policy()
 
     def lag() -> LagReport:
         states = store.source_states()
         marks = [s.mark() for name, s in states.items() if not names or name in names]
-        return measure_lag(marks, clock(), interval=settings.sync_interval, overrides=overrides)
+        return judge(marks, clock(), policy)
 
     replica = replica_name()
     reviews = ReviewStore(store)

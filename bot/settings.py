@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, create_model
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from graph.freshness import StalePolicy
 from sync.sources.kinds import SOURCE_KINDS, SourceKind
 
 DEFAULT_DATABASE_URL = "sqlite:///oncall-graph.db"
@@ -93,3 +94,7 @@ class Settings(_SourceSettings):
         if bad:
             raise ValueError(f"ONCALL_GRAPH_STALE_AFTER: expected SOURCE=SECONDS pairs, got {bad[0]!r}")
         return {name.strip(): float(seconds) for name, seconds in pairs}
+
+    def stale_policy(self) -> StalePolicy:
+        """The limits every freshness verdict (answers, lag, metrics, alerts) is judged by."""
+        return StalePolicy(self.sync_interval, self.stale_after_map())

@@ -163,6 +163,7 @@ class SourceMark:
     last_attempt: datetime | None = None
     version: str = ""
     held_reason: str = ""
+    held_problems: tuple[str, ...] = ()  # the problems of the read that was held (file, line, field)
 
     @property
     def ok(self) -> bool:

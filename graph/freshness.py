@@ -1,4 +1,10 @@
-"""How fresh each source is: age since its last success, and whether that is too old to trust."""
+"""How fresh each source is, and the one rule for when it cannot be trusted.
+
+A source cannot be trusted (is not `ok`) when it is past its limit or never synced (`stale`), when
+its last read failed, or when its latest change is held for review: in each case answers come from
+facts older than the source.
+Every answer, `/graph-lag`, `oncall-graph lag`, `/metrics` and the lag alerts judge through `judge`.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,8 @@ from datetime import datetime
 from graph.facts import SourceMark
 
 DEFAULT_STALE_INTERVALS = 3
+OK, OVERDUE, FAILING, HELD = "ok", "stale", "failing", "held"
+STATES = (OK, OVERDUE, FAILING, HELD)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +32,13 @@ class StalePolicy:
 
 @dataclass(frozen=True, slots=True)
 class SourceLag:
+    """One source judged. `ok` is the verdict (not stale, failing or held); `stale` its age part:
+    past its limit, or never synced.
+
+    `age_seconds` counts from the last change that was applied (or confirmed unchanged): a held
+    change is not applied, so a held source keeps ageing.
+    """
+
     name: str
     last_success: datetime | None
     last_error: str
@@ -31,11 +46,25 @@ class SourceLag:
     threshold_seconds: float
     stale: bool
     held_reason: str = ""
+    problems: tuple[str, ...] = ()  # the read's problems behind a held change (file, line, field)
 
     @property
     def ok(self) -> bool:
         """Fresh, read without error, and no change of it held for review."""
         return not (self.stale or self.last_error or self.held_reason)
+
+    @property
+    def held(self) -> bool:
+        return bool(self.held_reason)
+
+    @property
+    def state(self) -> str:
+        """The one word for it: `held` before `failing` before `stale` (what an admin must act on first)."""
+        if self.held_reason:
+            return HELD
+        if self.last_error:
+            return FAILING
+        return OVERDUE if self.stale else OK
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +73,8 @@ class LagReport:
 
     @property
     def stale(self) -> bool:
-        return any(s.stale for s in self.sources)
+        """The overall verdict: any source past its limit, failing or held."""
+        return any(not s.ok for s in self.sources)
 
     @property
     def unhealthy(self) -> tuple[SourceLag, ...]:
@@ -54,19 +84,12 @@ class LagReport:
 
 @dataclass(frozen=True, slots=True)
 class LagTransition:
-    """A source crossed its threshold: `stale` True when it went stale, False when it recovered."""
+    """A source turned unhealthy (`stale` True: past its limit, failing or held) or recovered (False)."""
 
     source: str
     stale: bool
     at: datetime
     lag: SourceLag
-
-
-def measure_lag(
-    marks: Iterable[SourceMark], now: datetime, *, interval: float, overrides: Mapping[str, float] | None = None
-) -> LagReport:
-    """Stale when never synced or older than its threshold (default: three sync intervals)."""
-    return judge(marks, now, StalePolicy(interval, dict(overrides or {})))
 
 
 def judge(marks: Iterable[SourceMark], now: datetime, policy: StalePolicy) -> LagReport:
@@ -76,5 +99,8 @@ def judge(marks: Iterable[SourceMark], now: datetime, policy: StalePolicy) -> La
         threshold = policy.limit(mark.name)
         age = max((now - mark.last_success).total_seconds(), 0.0) if mark.last_success else None
         stale = age is None or age > threshold
-        lags.append(SourceLag(mark.name, mark.last_success, mark.last_error, age, threshold, stale, mark.held_reason))
+        lag = SourceLag(
+            mark.name, mark.last_success, mark.last_error, age, threshold, stale, mark.held_reason, mark.held_problems
+        )
+        lags.append(lag)
     return LagReport(tuple(lags))

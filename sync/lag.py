@@ -1,4 +1,4 @@
-"""The port that hears when a source goes stale or recovers, and its log-only implementation."""
+"""The port that hears when a source turns stale, failing or held, or recovers, and its log-only implementation."""
 
 from __future__ import annotations
 
@@ -20,7 +20,10 @@ class LogNotifier:
     def notify(self, transition: LagTransition) -> None:
         lag = transition.lag
         if transition.stale:
-            age = "never synced" if lag.age_seconds is None else f"{lag.age_seconds:.0f} s since last success"
-            log.warning("source %s is stale: %s; last error: %s", lag.name, age, lag.last_error or "none")
+            age = "never synced" if lag.age_seconds is None else f"{lag.age_seconds:.0f} s since last applied change"
+            log.warning(
+                "source %s is stale (%s): %s; last error: %s; held: %s",
+                lag.name, lag.state, age, lag.last_error or "none", lag.held_reason or "no",
+            )  # fmt: skip
         else:
             log.warning("source %s recovered", lag.name)

@@ -13,7 +13,7 @@ from datetime import UTC, timedelta
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from graph.freshness import LagTransition, measure_lag
+from graph.freshness import LagTransition, StalePolicy, judge
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.lag import LagNotifier
 from sync.leader import Leadership
@@ -33,6 +33,10 @@ class SyncSettings:
     access: SourceAccess = DEFAULT_ACCESS
     stale_after: Mapping[str, float] = field(default_factory=dict)  # per-source threshold override, seconds
     replica: str = ""
+
+    @property
+    def policy(self) -> StalePolicy:
+        return StalePolicy(self.interval, dict(self.stale_after))
 
 
 class SyncService:
@@ -125,15 +129,17 @@ class SyncService:
             self.ref.swap(current.with_marks(source_marks(v for k, v in states.items() if k in set(self.names))))
 
     def check_lag(self) -> list[LagTransition]:
-        """Alert once when a source goes stale and once when it recovers, whichever replica sees it."""
+        """Alert once when a source turns stale, failing or held and once when it recovers, whichever
+        replica sees it: the store remembers the last state announced, so a tick that finds it
+        unchanged (a held change is held again on every tick) says nothing."""
         now = self.clock()
         states = self.store.source_states()
         wanted = [states[n].mark() for n in self.names if n in states]
-        report = measure_lag(wanted, now, interval=self.settings.interval, overrides=self.settings.stale_after)
+        report = judge(wanted, now, self.settings.policy)
         sent = []
         for lag in report.sources:
-            if lag.stale != states[lag.name].stale and self.store.flip_stale(lag.name, lag.stale, at=now):
-                transition = LagTransition(lag.name, lag.stale, now, lag)
+            if lag.ok == states[lag.name].stale and self.store.flip_stale(lag.name, not lag.ok, at=now):
+                transition = LagTransition(lag.name, not lag.ok, now, lag)
                 self.notifier.notify(transition)
                 sent.append(transition)
         return sent

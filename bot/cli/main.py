@@ -28,7 +28,7 @@ from bot.render.png import PictureRenderer
 from bot.settings import Settings
 from bot.telemetry.metrics import Metrics
 from bot.wiring import StoreError, clock, model, open_store, shown_url, snapshot_ref, source_access
-from graph.freshness import measure_lag
+from graph.freshness import OVERDUE, judge
 from graph.snapshot import Snapshot
 from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources.kinds import SOURCE_KINDS
@@ -73,7 +73,8 @@ def prepare_snapshot(
 ) -> Snapshot:
     ref = snapshot_ref()
     if specs:
-        _report_sync(sync_once(specs, store, ref, clock, access=source_access(settings)), err)
+        access = source_access(settings)
+        _report_sync(sync_once(specs, store, ref, clock, max_drop=settings.max_drop, access=access), err)
     names = [s.name for s in specs] or None
     if args.as_of:
         snapshot = load_snapshot(store, clock, names, as_of=args.as_of)
@@ -105,7 +106,10 @@ def run_sync(args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store
         store.bump_version(at=clock())
     if not specs and not accepted:
         raise UsageError("no sources configured: give --catalog, --docs, ... or set ONCALL_GRAPH_CATALOG and friends")
-    report = sync_once(specs, store, ref, clock, access=source_access(settings), swap=False) if specs else None
+    access = source_access(settings)
+    report = (
+        sync_once(specs, store, ref, clock, max_drop=settings.max_drop, access=access, swap=False) if specs else None
+    )
     data = {
         "version": report.version if report else store.graph_version(),
         "accepted": accepted,
@@ -141,16 +145,20 @@ def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> di
     states = store.source_states()
     names = [s.name for s in specs] or sorted(states)
     marks = [states[n].mark() for n in names if n in states]
-    report = measure_lag(marks, clock(), interval=settings.sync_interval, overrides=settings.stale_after_map())
+    try:
+        policy = settings.stale_policy()
+    except ValueError as exc:  # a malformed ONCALL_GRAPH_STALE_AFTER: say which, never a traceback
+        raise UsageError(str(exc)) from exc
+    report = judge(marks, clock(), policy)
     missing = [n for n in names if n not in states]
     sources = [
         {"name": s.name, "last_success": s.last_success.isoformat() if s.last_success else None,
-         "last_error": s.last_error, "age_seconds": s.age_seconds, "stale": s.stale,
-         "threshold_seconds": s.threshold_seconds, "held": s.held_reason}
+         "last_error": s.last_error, "age_seconds": s.age_seconds, "stale": not s.ok, "state": s.state,
+         "threshold_seconds": s.threshold_seconds, "held": s.held_reason, "problems": list(s.problems)}
         for s in report.sources
     ] + [
         {"name": n, "last_success": None, "last_error": "never synced", "age_seconds": None, "stale": True,
-         "threshold_seconds": None, "held": ""}
+         "state": OVERDUE, "threshold_seconds": None, "held": "", "problems": []}
         for n in missing
     ]  # fmt: skip
     return {"sources": sources, "stale": report.stale or bool(missing)}
@@ -160,13 +168,25 @@ def _lag_lines(data: dict[str, Any]) -> list[Text]:
     lines = []
     for s in data["sources"]:
         age = "never" if s["age_seconds"] is None else render_text.format_age(s["age_seconds"])
-        flag = "STALE" if s["stale"] else "ok"
         style = "bold red" if s["stale"] else "green"
+        threshold = s["threshold_seconds"]
+        limit = "" if threshold is None else f" (limit {render_text.format_age(threshold)})"
         extra = f"  last error: {s['last_error']}" if s["last_error"] else ""
-        held = f"  held: {s['held']}" if s["held"] else ""
-        lines.append(Text(f"{flag:>5}  {s['name']}  age {age}{extra}{held}", style=style))
+        held = f"  held for review: {s['held']}" if s["held"] else ""
+        lines.append(Text(f"{s['state'].upper():>7}  {s['name']}  age {age}{limit}{extra}{held}", style=style))
+        lines += [Text(f"         {problem}", style="yellow") for problem in s["problems"]]
     lines.append(Text("graph is stale" if data["stale"] else "all sources fresh", style="bold"))
     return lines
+
+
+def sync_given_sources(args: argparse.Namespace, store: Store, settings: Settings, err: Console) -> None:
+    """`lag` with sources on the command line syncs them first, as every other command does; sources
+    from the environment are the server's, whose lag it reports as the server left it."""
+    given = [SourceSpec(kind, location) for kind, location in given_sources(args)]
+    if given:
+        access = source_access(settings)
+        report = sync_once(given, store, snapshot_ref(), clock, max_drop=settings.max_drop, access=access, swap=False)
+        _report_sync(report, err)
 
 
 def model_ports(settings: Settings) -> ModelPorts | None:
@@ -280,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             status, data = run_sync(args, specs, store, settings)
             lines = _sync_lines(data)
         elif args.command == "lag":
+            sync_given_sources(args, store, settings, err)
             data = run_lag(specs, store, settings)
             status, lines = EXIT_OK, _lag_lines(data)
         elif args.command in ("extract", "review"):

@@ -1,4 +1,4 @@
-"""The lag notifier the sync job calls: stale and recovered sources, posted to the alert channel."""
+"""The lag notifier the sync job calls: sources turned stale (overdue, failing, held) or recovered, to Slack."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ class SlackLagNotifier:
         self._client, self._channel = client, channel
 
     def notify(self, transition: LagTransition) -> None:
-        state = "stale" if transition.stale else "recovered"
-        log.warning("source %s %s", transition.source, "is stale" if transition.stale else state)
+        state = f"stale ({transition.lag.state})" if transition.stale else "recovered"
+        log.warning("source %s %s", transition.source, f"is {state}" if transition.stale else state)
         try:
             self._client.chat_postMessage(channel=self._channel, **message_kwargs(format_lag_alert(transition)))
         except SlackApiError as exc:

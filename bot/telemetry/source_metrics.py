@@ -11,19 +11,27 @@ from collections.abc import Callable, Iterator
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from graph.freshness import LagReport
+from graph.freshness import STATES, LagReport
 
 log = logging.getLogger(__name__)
 AGE = "oncall_graph_source_age_seconds"
 STALE = "oncall_graph_source_stale"
+HELD = "oncall_graph_source_held"
+STATE = "oncall_graph_source_state"
 
 
-def _families() -> tuple[GaugeMetricFamily, GaugeMetricFamily]:
-    age = GaugeMetricFamily(AGE, "Seconds since the source's last successful sync", labels=["source"])
+def _families() -> tuple[GaugeMetricFamily, ...]:
+    age = GaugeMetricFamily(AGE, "Seconds since the source's last applied (or confirmed) change", labels=["source"])
     stale = GaugeMetricFamily(
-        STALE, "1 when the source is older than its stale threshold or never synced", labels=["source"]
+        STALE, "1 when the source is past its limit, never synced, failing or has a change held", labels=["source"]
     )
-    return age, stale
+    held = GaugeMetricFamily(HELD, "1 when a change of the source is held for review", labels=["source"])
+    state = GaugeMetricFamily(
+        STATE,
+        "1 for the source's current state (ok, stale, failing, held), 0 for the others",
+        labels=["source", "state"],
+    )
+    return age, stale, held, state
 
 
 class SourceAgeCollector:
@@ -37,7 +45,7 @@ class SourceAgeCollector:
         yield from _families()
 
     def collect(self) -> Iterator[Metric]:
-        age, stale = _families()
+        age, stale, held, state = _families()
         try:
             report = self._lag()
         except Exception:  # a database hiccup must not fail the whole scrape
@@ -46,6 +54,8 @@ class SourceAgeCollector:
         for source in report.sources:
             if source.age_seconds is not None:  # never synced: no age, but stale says so
                 age.add_metric([source.name], source.age_seconds)
-            stale.add_metric([source.name], 1.0 if source.stale else 0.0)
-        yield age
-        yield stale
+            stale.add_metric([source.name], 0.0 if source.ok else 1.0)
+            held.add_metric([source.name], 1.0 if source.held else 0.0)
+            for name in STATES:  # every state, so a query sees a source leave one as well as enter it
+                state.add_metric([source.name, name], 1.0 if source.state == name else 0.0)
+        yield from (age, stale, held, state)

@@ -24,6 +24,7 @@ from sync.store.bulk_write import insert_rows
 from sync.store.fact_codec import ASSERTION, PROBLEM, EncodedFacts, FactDecoder, Row, encode_rows
 
 CHUNK = 5_000
+HELD_PROBLEMS_READ, HELD_PROBLEMS_KEPT = 500, 5  # a held read's problems shown beside it, of those read
 SOURCE_LOCKS = 0x6F6E6301  # advisory lock space of per-source writers (sync/leader.py has the others)
 ROW_COLUMNS = ("kind", "fact_key", "payload")  # a fact as the codec gives it: a `Row`
 _KEY = itemgetter(1)
@@ -43,13 +44,15 @@ class SourceState:
     last_error: str = ""
     held_version: str = ""
     held_reason: str = ""
-    stale: bool = False
+    stale: bool = False  # as last announced by a lag alert: stale, failing or held
     stale_changed_at: datetime | None = None
+    held_problems: tuple[str, ...] = ()
 
     def mark(self) -> SourceMark:
         return SourceMark(
-            self.name, self.last_success, self.last_error, self.last_attempt, self.content_version, self.held_reason
-        )
+            self.name, self.last_success, self.last_error, self.last_attempt, self.content_version, self.held_reason,
+            self.held_problems,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,8 @@ class Store:
     def source_states(self) -> dict[str, SourceState]:
         with self.engine.connect() as conn:
             rows = conn.execute(select(schema.sources)).mappings().all()
+            held = [r["name"] for r in rows if r["held_version"]]
+            problems = _held_problems(conn, held) if held else {}
         return {
             r["name"]: SourceState(
                 r["name"],
@@ -111,6 +116,7 @@ class Store:
                 r["held_reason"],
                 bool(r["stale"]),
                 _utc(r["stale_changed_at"]),
+                problems.get(r["name"], ()),
             )  # fmt: skip
             for r in rows
         }
@@ -119,7 +125,15 @@ class Store:
         self._update_source(name, last_attempt=at, last_error=error)
 
     def record_unchanged(self, name: str, *, at: datetime) -> None:
-        self._update_source(name, last_attempt=at, last_success=at, last_error="")
+        """The source reads as its applied version again: fresh, and any held change is moot."""
+        with self.engine.begin() as conn:
+            _lock_source(conn, name)
+            conn.execute(
+                update(schema.sources)
+                .where(schema.sources.c.name == name)
+                .values(last_attempt=at, last_success=at, last_error="", held_version="", held_reason="")
+            )
+            conn.execute(schema.held_facts.delete().where(schema.held_facts.c.source == name))
 
     def flip_stale(self, name: str, stale: bool, *, at: datetime) -> bool:
         """Record a stale/recovered transition; True only for the one caller (of any replica) that made it."""
@@ -299,6 +313,20 @@ def _encoded(facts: SourceFacts | EncodedFacts) -> Sequence[Row]:
     """One row per fact; with the collector paused (its passes tripled the time at 600k facts)."""
     with collector_paused():
         return encode_rows(facts)
+
+
+def _held_problems(conn: Connection, names: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The first problems of each held read, errors (parts dropped) before warnings: why it was held."""
+    h = schema.held_facts
+    query = select(h.c.source, h.c.kind, h.c.payload).where(h.c.source.in_(names), h.c.kind == PROBLEM)
+    decoders: dict[str, FactDecoder] = {}
+    for source, run in groupby(conn.execute(query.order_by(h.c.id).limit(HELD_PROBLEMS_READ)), key=_SOURCE):
+        decoders.setdefault(source, FactDecoder(source)).add(map(_KIND_AND_PAYLOAD, run))
+    shown = {}
+    for source, decoder in decoders.items():
+        problems = sorted(decoder.facts().problems, key=lambda p: p.severity != "error")
+        shown[source] = tuple(str(p) for p in problems[:HELD_PROBLEMS_KEPT])
+    return shown
 
 
 def _new_rows(rows: Sequence[Row], keys: Set[str], live: Mapping[str, object]) -> Sequence[Row]:

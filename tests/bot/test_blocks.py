@@ -27,7 +27,7 @@ from bot.slack.blocks.messages import (
 from graph.ask import ask
 from graph.blast import blast_radius
 from graph.facts import Citation, Deploy, Passage, SourceMark
-from graph.freshness import LagTransition, measure_lag
+from graph.freshness import LagTransition, StalePolicy, judge
 from graph.names import resolve
 from graph.passages import CitedPassage
 from graph.snapshot import Snapshot
@@ -437,34 +437,36 @@ def test_graph_lag_lists_each_source_with_age_error_stale_flag_held_change_and_h
         SourceMark("deploys", last_success=NOW - timedelta(hours=2), last_error="connection refused"),
         SourceMark("docs", last_success=NOW - timedelta(minutes=1), held_reason="would drop 40% of entities"),
     ]
-    report = measure_lag(marks, NOW, interval=300)
+    report = judge(marks, NOW, StalePolicy(300))
     message = format_lag(report, hygiene={"dangling refs": 3, "kindless refs": 0}, now=NOW)
     assert_within_limits(message)
     seen = shown(message)
-    assert "⚠ *graph is stale*: deploys" in seen
-    assert "✅ ok *catalog* — 2 min old (synced 2026-11-29 15:02 UTC), threshold 15 min" in seen
-    assert "⚠ STALE *deploys* — 2.0 h old" in seen
+    assert "⚠ *graph is stale*: deploys (failing), docs (held)" in seen
+    assert "✅ ok *catalog* — 2 min old (last applied 2026-11-29 15:02 UTC), threshold 15 min" in seen
+    assert "❌ FAILING *deploys* — 2.0 h old (last applied 2026-11-29 13:04 UTC), threshold 15 min ⚠ past" in seen
     assert "last error: `connection refused`" in seen
+    assert "⏸ HELD *docs* — 60 s old" in seen
     assert "change held for review: would drop 40% of entities" in seen
     assert "*Hygiene*: dangling refs 3 · kindless refs 0" in seen
-    assert message.text == "graph is stale: deploys"
+    assert message.text == "graph is stale: deploys (failing), docs (held)"
 
 
 def test_graph_lag_reports_sources_held_outside_the_report_and_never_synced_ones() -> None:
-    report = measure_lag([SourceMark("triples")], NOW, interval=300)
+    report = judge([SourceMark("triples")], NOW, StalePolicy(300))
     message = format_lag(report, held={"catalog": "would retire 120 entities"})
     seen = shown(message)
     assert "⚠ STALE *triples* — never synced" in seen
-    assert "⏸ *catalog* held for review: would retire 120 entities" in seen
+    assert "⏸ HELD *catalog* — change held for review: would retire 120 entities" in seen
+    assert message.text == "graph is stale: triples (stale), catalog (held)"
 
 
 def test_lag_alerts_say_stale_with_the_error_and_recovered_with_the_time() -> None:
-    stale_lag = measure_lag([SourceMark("deploys", NOW - timedelta(minutes=47), "timeout")], NOW, interval=300)
+    stale_lag = judge([SourceMark("deploys", NOW - timedelta(minutes=47), "timeout")], NOW, StalePolicy(300))
     went_stale = format_lag_alert(LagTransition("deploys", True, NOW, stale_lag.sources[0]))
     assert_within_limits(went_stale)
-    assert went_stale.text == "⚠ oncall-graph source deploys is stale"
-    assert "last success 47 min ago, threshold 15 min; last error: `timeout`" in shown(went_stale)
-    ok_lag = measure_lag([SourceMark("deploys", NOW)], NOW, interval=300)
+    assert went_stale.text == "⚠ oncall-graph source deploys is stale (its last read failed)"
+    assert "last applied change 47 min ago, threshold 15 min; last error: `timeout`" in shown(went_stale)
+    ok_lag = judge([SourceMark("deploys", NOW)], NOW, StalePolicy(300))
     recovered = format_lag_alert(LagTransition("deploys", False, NOW, ok_lag.sources[0]))
     assert recovered.text == "✅ oncall-graph source deploys recovered"
     assert "recovered*: synced 2026-11-29 15:04 UTC" in shown(recovered)

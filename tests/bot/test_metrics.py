@@ -9,7 +9,7 @@ from prometheus_client import generate_latest
 from bot.telemetry.bounded_labels import DEFAULT_LIMIT, OTHER
 from bot.telemetry.metrics import Metrics
 from graph.facts import SourceMark
-from graph.freshness import LagReport, measure_lag
+from graph.freshness import LagReport, StalePolicy, judge
 
 BY_NAME = "oncall_graph_unresolved_by_name_total"
 BY_COMMAND = "oncall_graph_unresolved_names_total"
@@ -57,7 +57,7 @@ def test_source_age_is_read_at_every_scrape() -> None:
     marks = [SourceMark("catalog:a", synced, ""), SourceMark("deploys:b", None, "boom")]
 
     def lag() -> LagReport:
-        return measure_lag(marks, now[0], interval=60)
+        return judge(marks, now[0], StalePolicy(60))
 
     metrics = Metrics()
     metrics.watch_sources(lag)

@@ -21,7 +21,7 @@ from bot.slack.blocks.kit import (
     text_length,
 )
 from graph.facts import SourceMark
-from graph.freshness import LagReport, LagTransition, SourceLag
+from graph.freshness import FAILING, HELD, OK, OVERDUE, LagReport, LagTransition, SourceLag
 from graph.snapshot import Snapshot
 
 ERROR_CHARS = 300
@@ -84,20 +84,23 @@ def format_lag(
     hygiene: Mapping[str, int] | None = None,
     now: datetime | None = None,
 ) -> SlackMessage:
-    """/graph-lag: each source's age, last error, stale flag and held change; then hygiene counts.
+    """/graph-lag: each source's state (ok, stale, failing, held), age, last error and held change
+    with its problems; then hygiene counts.
 
     `held` names sources with a change held for review (name -> reason), besides those the
     report already carries; `hygiene` maps a problem ("dangling refs") to its count.
     """
     held = dict(held or {})
-    stale = [s.name for s in report.sources if s.stale]
-    verdict = f"⚠ *graph is stale*: {escape(', '.join(stale))}" if stale else "✅ *all sources fresh*"
+    unhealthy = [f"{s.name} ({s.state})" for s in report.unhealthy] + [f"{n} ({HELD})" for n in sorted(held)]
+    verdict = f"⚠ *graph is stale*: {escape(', '.join(unhealthy))}" if unhealthy else "✅ *all sources fresh*"
     head = [header("Graph lag"), section(verdict)]
     tail = [section(_hygiene_line(hygiene))] if hygiene else []
     if now is not None:
         tail.append(context(f"checked at {utc(now)}"))
     lines = [_source_line(s, held.pop(s.name, "")) for s in report.sources]
-    lines += [f"⏸ *{escape(n)}* held for review: {escape(r[:ERROR_CHARS])}" for n, r in sorted(held.items())]
+    lines += [
+        f"⏸ HELD *{escape(n)}* — change held for review: {escape(r[:ERROR_CHARS])}" for n, r in sorted(held.items())
+    ]
     if not lines:
         lines = ["_no sources configured_"]
     room = TEXT_BUDGET - text_length(head + tail) - 100
@@ -106,22 +109,29 @@ def format_lag(
     if shown < len(lines):
         body.append(section(f"_… and {len(lines) - shown} more sources (`oncall-graph lag` lists all)_"))
     text = f"all {plural(len(report.sources), 'source')} fresh" if report.sources else "no sources configured"
-    text = f"graph is stale: {', '.join(stale)}" if stale else text
+    text = f"graph is stale: {', '.join(unhealthy)}" if unhealthy else text
     return message(text, head + body + tail)
+
+
+_FLAGS = {OK: "✅ ok", OVERDUE: "⚠ STALE", FAILING: "❌ FAILING", HELD: "⏸ HELD"}
 
 
 def _source_line(lag: SourceLag, held: str) -> str:
     if lag.age_seconds is None:
         age = "never synced"
     else:
-        age = f"{format_age(lag.age_seconds)} old" + (f" (synced {utc(lag.last_success)})" if lag.last_success else "")
-    flag = "⚠ STALE" if lag.stale else "✅ ok"
-    line = f"{flag} *{escape(lag.name)}* — {age}, threshold {format_age(lag.threshold_seconds)}"
+        applied = f" (last applied {utc(lag.last_success)})" if lag.last_success else ""
+        age = f"{format_age(lag.age_seconds)} old{applied}"
+    state = HELD if held else lag.state
+    line = f"{_FLAGS[state]} *{escape(lag.name)}* — {age}, threshold {format_age(lag.threshold_seconds)}"
+    if lag.stale and state != OVERDUE:
+        line += " ⚠ past its threshold"
     if lag.last_error:
         line += f"\n      last error: {code(lag.last_error[:ERROR_CHARS])}"
     reason = lag.held_reason or held
     if reason:
         line += f"\n      ⏸ change held for review: {escape(reason[:ERROR_CHARS])}"
+        line += "".join(f"\n        • {escape(p[:ERROR_CHARS])}" for p in lag.problems)
     return line
 
 
@@ -130,16 +140,20 @@ def _hygiene_line(counts: Mapping[str, int]) -> str:
 
 
 def format_lag_alert(transition: LagTransition) -> SlackMessage:
-    """The channel alert when a source goes stale, or recovers."""
+    """The channel alert when a source turns stale (past its limit, failing or held), or recovers."""
     lag = transition.lag
     name = escape(transition.source)
     if transition.stale:
-        since = "never synced" if lag.age_seconds is None else f"last success {format_age(lag.age_seconds)} ago"
+        since = "never synced" if lag.age_seconds is None else f"last applied change {format_age(lag.age_seconds)} ago"
         detail = f"{since}, threshold {format_age(lag.threshold_seconds)}"
         if lag.last_error:
             detail += f"; last error: {code(lag.last_error[:ERROR_CHARS])}"
-        body = f"⚠ *Source {name} is stale*: {detail}. Answers keep using its last good data."
-        text = f"⚠ oncall-graph source {transition.source} is stale"
+        if lag.held_reason:
+            detail += f"; change held for review: {escape(lag.held_reason[:ERROR_CHARS])}"
+            detail += "".join(f"\n• {escape(p[:ERROR_CHARS])}" for p in lag.problems)
+        why = {HELD: " (change held for review)", FAILING: " (its last read failed)"}.get(lag.state, "")
+        body = f"⚠ *Source {name} is stale*{why}: {detail}\nAnswers keep using its last good data."
+        text = f"⚠ oncall-graph source {transition.source} is stale{why}"
     else:
         when = f"synced {utc(lag.last_success)}" if lag.last_success else "synced again"
         body = f"✅ *Source {name} recovered*: {when}."
