@@ -98,7 +98,13 @@ class Assertion:
 
 @dataclass(frozen=True, slots=True)
 class Deploy:
-    """A deploy event; `service` is any alias of an entity, resolved at build time."""
+    """A deploy event, mapped to its entity at build time (`graph.deploy_targets`).
+
+    `service` is any name or alias of an entity; `repository` the full `owner/name` of the
+    repository it came from (GitHub, GitLab); `routing_key` a PagerDuty change event's integration
+    key (a credential: matched, never shown). `version` is what was deployed (a GitHub deploy's
+    short sha), `git_ref` the branch or tag beside it.
+    """
 
     id: str
     service: str
@@ -109,6 +115,9 @@ class Deploy:
     actor: str = ""
     url: str = ""
     summary: str = ""
+    repository: str = ""
+    routing_key: str = ""
+    git_ref: str = ""
 
 
 @dataclass(frozen=True, slots=True)
