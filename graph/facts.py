@@ -44,11 +44,20 @@ class Problem:
     where: str
     message: str
     field: str = ""
-    severity: str = "warning"  # "warning": used with a caveat; "error": that part was dropped
+    # "warning": used with a caveat; "error": that part was dropped; "note": skipped on purpose, only
+    # counted (a YAML file in a catalog folder that is no Backstage descriptor).
+    severity: str = "warning"
+
+    @property
+    def note(self) -> bool:
+        return self.severity == NOTE
 
     def __str__(self) -> str:
         place = f"{self.where}: {self.field}" if self.field else self.where
         return f"{self.severity}: {place}: {self.message}"
+
+
+NOTE = "note"
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,8 @@ def load_yaml(data: bytes | str, name: str, *, fast: bool = False) -> YamlDocume
     text = data if isinstance(data, str) else _decode(data, name)
     if isinstance(text, Problem):
         return YamlDocuments(name, problems=(text,))
+    if name.lower().endswith(".json"):
+        return _load_json(text, name)
     if fast and isinstance(data, bytes):
         documents = _load_with_ryml(data.removeprefix(codecs.BOM_UTF8), text)
         if documents is not None:
@@ -70,6 +72,17 @@ def load_yaml(data: bytes | str, name: str, *, fast: bool = False) -> YamlDocume
         return YamlDocuments(name, _numbered(list(yaml.load_all(text, Loader=_LOADER))))
     except Exception:  # noqa: BLE001 - any parser failure is retried document by document
         return _load_by_parts(text, name)
+
+
+def _load_json(text: str, name: str) -> YamlDocuments:
+    """A `.json` file (a saved catalog API response) as one document: JSON with tabs is no YAML."""
+    try:
+        return YamlDocuments(name, _numbered([json.loads(text)]))
+    except json.JSONDecodeError as exc:
+        message = f"not valid JSON and was skipped: {exc.msg}"
+        return YamlDocuments(name, problems=(Problem(f"{name}:{exc.lineno}:{exc.colno}", message, "", "error"),))
+    except RecursionError:
+        return YamlDocuments(name, problems=(Problem(name, "not valid JSON: nested too deeply", "", "error"),))
 
 
 def load_yaml_file(path: Path, name: str, *, fast: bool = False) -> YamlDocuments:
@@ -189,6 +202,8 @@ def _load_in_worker(path: str, name: str) -> YamlDocuments | _Emitted:
     except OSError:
         return load_yaml_file(Path(path), name)
     text = _decode(data, name)
+    if name.lower().endswith(".json"):
+        return load_yaml(data, name)
     emitted = None if isinstance(text, Problem) else _ryml_json(data.removeprefix(codecs.BOM_UTF8), text)
     return load_yaml(data, name) if emitted is None else _Emitted(name, emitted)
 
