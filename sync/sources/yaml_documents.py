@@ -266,10 +266,13 @@ def _is_preamble(part: str) -> bool:
 
 
 def _syntax_problem(exc: Exception, name: str, index: int, first_line: int, part: str) -> Problem:
-    line, column = _error_position(exc, part)
+    line, column = _position(getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None), exc, part)
     detail = str(exc).replace("\n", " ")
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
         detail = f"{exc.context + ', ' if exc.context else ''}{exc.problem}"
+        opened = _opened_here(exc, part, first_line, (line, column))
+        if opened is not None:
+            (line, column), detail = opened
     elif isinstance(exc, yaml.reader.ReaderError):
         char = exc.character
         shown = f"#x{char:04x}" if isinstance(char, int) else repr(char)
@@ -278,9 +281,31 @@ def _syntax_problem(exc: Exception, name: str, index: int, first_line: int, part
     return Problem(f"{name}:{first_line + line + 1}:{column + 1}", message, "", "error")
 
 
-def _error_position(exc: Exception, part: str) -> tuple[int, int]:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    position = mark.index if mark is not None else getattr(exc, "position", None)
+# Constructs that open and must close: a parser that gives up inside one names where it opened.
+_CLOSED_CONSTRUCTS = ("flow sequence", "flow mapping", "quoted scalar")
+
+
+def _opened_here(
+    exc: yaml.MarkedYAMLError, part: str, first_line: int, found: tuple[int, int]
+) -> tuple[tuple[int, int], str] | None:
+    """(position, detail) naming where the construct began, from PyYAML's context mark, and where
+    the parser gave up; None when the context names no other place."""
+    if exc.context_mark is None or not exc.context or not exc.problem:
+        return None
+    began = _position(exc.context_mark, exc, part)
+    if began == found:
+        return None
+    construct = exc.context.removeprefix("while parsing ").removeprefix("while scanning ")
+    construct = construct.removeprefix("a ").removeprefix("an ")
+    at = f"found at {first_line + found[0] + 1}:{found[1] + 1}"
+    if construct in _CLOSED_CONSTRUCTS:
+        return began, f"{construct} opened here is not closed ({exc.problem}; {at})"
+    return began, f"{construct} that starts here: {exc.problem} ({at})"
+
+
+def _position(mark: object, exc: Exception, part: str) -> tuple[int, int]:
+    """(0-based line, column) in `part` of a mark (or a reader error's position)."""
+    position = getattr(mark, "index", None) if mark is not None else getattr(exc, "position", None)
     if not isinstance(position, int):
         return 0, 0
     # An error found at the end of a part belongs to its last line, not the next document's `---`.

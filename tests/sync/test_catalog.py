@@ -321,7 +321,9 @@ def test_yaml_syntax_error_in_one_document_of_three_keeps_the_other_two(tmp_path
     facts = read_catalog("catalog", str(tmp_path / "catalog"))
     assert [e.citation.locator for e in facts.entities] == ["catalog/three.yaml#1", "catalog/three.yaml#3"]
     (problem,) = facts.problems
-    assert problem.where == "catalog/three.yaml:10:27"
+    # where the flow sequence opened, and where the parser gave up
+    assert problem.where == "catalog/three.yaml:10:18"
+    assert "flow sequence opened here is not closed" in problem.message and "found at 10:27" in problem.message
     assert "document 2" in problem.message
     assert problem.severity == "error"
 

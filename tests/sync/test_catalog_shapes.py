@@ -120,3 +120,43 @@ def test_a_yaml_body_behind_a_url_skips_non_descriptors_too() -> None:
 
     assert facts.entities == ()
     assert [p.severity for p in facts.problems] == ["note"]
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "said"),
+    [
+        (
+            "apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: cart\nspec:\n  type: service\n"
+            "  tags: [web, cart\n  owner: team-a\n",
+            "broken.yaml:7:9",
+            ("flow sequence opened here is not closed (", "; found at 8:8)"),
+        ),
+        (
+            'apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: cart\n  description: "a cart\n',
+            "broken.yaml:5:16",
+            ("quoted scalar opened here is not closed (", "; found at 5:23)"),
+        ),
+        (
+            "apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: cart\n title: Cart\n",
+            "broken.yaml:1:1",
+            ("block mapping that starts here: ", " (found at 5:2)"),
+        ),
+    ],
+)
+def test_a_yaml_error_names_where_the_construct_began_and_where_the_parser_gave_up(
+    tmp_path: Path, text: str, where: str, said: tuple[str, str]
+) -> None:
+    (tmp_path / "broken.yaml").write_text(text)
+    (tmp_path / "good.yaml").write_text(
+        "apiVersion: backstage.io/v1alpha1\nkind: Resource\nmetadata:\n  name: cart-db\nspec:\n  type: database\n"
+    )
+
+    facts = read_catalog("catalog", str(tmp_path))
+
+    [problem] = facts.problems
+    assert problem.where == f"{tmp_path.name}/{where}"
+    # the parser's own words between (libyaml and PyYAML word them differently)
+    head, tail = said
+    assert problem.message.startswith(f"document 1 is not valid YAML and was skipped: {head}")
+    assert problem.message.endswith(tail)
+    assert [e.name for e in facts.entities] == ["cart-db"]  # the good parts still answer
