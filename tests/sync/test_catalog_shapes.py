@@ -160,3 +160,19 @@ def test_a_yaml_error_names_where_the_construct_began_and_where_the_parser_gave_
     assert problem.message.startswith(f"document 1 is not valid YAML and was skipped: {head}")
     assert problem.message.endswith(tail)
     assert [e.name for e in facts.entities] == ["cart-db"]  # the good parts still answer
+
+
+def test_consumes_apis_naming_a_component_stays_a_dependency_and_lint_names_file_and_field() -> None:
+    facts = read_catalog("catalog", str(DATA / "artists"))
+
+    assert ("component:default/www-artist", DEPENDS_ON, "component:default/artist-lookup") in edges(facts)
+    assert not any(a.rel == "consumes_api" and a.dst.startswith("component:") for a in facts.assertions)
+    [said] = [p for p in facts.problems if p.field == "spec.consumesApis"]
+    assert said.where == "artists/catalog-info.yaml#1"
+    assert "component:default/artist-lookup is not an API: kept as a dependency" in said.message
+    report = lint(build_snapshot([facts], built_at=BUILT))
+    assert said in report.input_problems
+    # the API it also consumes still makes its one-hop edge to the provider, naming the API
+    snapshot = build_snapshot([facts], built_at=BUILT)
+    edge = snapshot.edge("component:default/www-artist", DEPENDS_ON, "component:default/artist-lookup")
+    assert edge is not None and edge.via == ("api:default/spotify",)
