@@ -17,6 +17,7 @@ from graph.relations import OWNED_BY
 
 if TYPE_CHECKING:
     from graph.compiled import WalkIndex
+    from graph.deploy_targets import DeployTargetIndex
     from graph.passages import PassageIndex
 
 # Catalog-backed edges outrank any number of text corroborations when paths are compared.
@@ -155,6 +156,13 @@ class Snapshot:
         from graph.passages import index_passages
 
         return index_passages(self.passages, self.aliases)
+
+    @cached_property
+    def deploy_targets(self) -> DeployTargetIndex:
+        """The annotations that name a deploy's entity, for deploys that arrive after the build (webhooks)."""
+        from graph.deploy_targets import deploy_target_index
+
+        return deploy_target_index(self.entities)
 
     def passages_for(self, ref: str) -> tuple[Passage, ...]:
         """Passages naming `ref`, best first: named in their heading, then the most specific."""

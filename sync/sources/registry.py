@@ -56,7 +56,7 @@ READERS: dict[str, Callable[[str, str], SourceFacts | EncodedFacts]] = {
 
 # Appended to a local source's content version when its reader learns to read more from the same
 # files, so that sources synced before are read once more (runbooks gave no passages before).
-READER_REVISIONS: dict[str, str] = {"docs": "+passages"}
+READER_REVISIONS: dict[str, str] = {"docs": "+passages", "catalog": "+relations", "deploys": "+targets"}
 
 
 # Sources that may live behind a URL: parse the fetched text (runbooks are local folders).

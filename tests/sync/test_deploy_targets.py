@@ -146,3 +146,10 @@ def test_every_tier_in_order() -> None:
 )
 def test_source_location_gives_its_repository(location: str, repository: str) -> None:
     assert source_location_repository(location) == repository
+
+
+def test_a_deploy_arriving_after_the_build_maps_through_the_snapshots_own_index(shop: Snapshot) -> None:
+    found = deploy_target(shop.deploy_targets, shop.aliases, service="carts", repository="microservices-demo/orders")
+
+    assert (found.entity, found.matched_by) == ("component:default/orders", BY_REPOSITORY)
+    assert shop.deploy_targets is shop.deploy_targets  # built once per graph
