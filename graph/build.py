@@ -9,9 +9,10 @@ from datetime import datetime
 from operator import attrgetter
 from types import MappingProxyType
 
+from graph.deploy_targets import DeployTarget, DeployTargetIndex, deploy_target, deploy_target_index
 from graph.edges import EdgeFacts, new_edge_facts
 from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts, SourceMark
-from graph.names import AliasIndex, loose, match, resolve, slug
+from graph.names import AliasIndex, exact_key, loose, match, slug
 from graph.refs import RefError, format_ref, split_ref
 from graph.relations import OWNED_BY, RUNTIME_KINDS, propagates
 from graph.snapshot import Hygiene, Snapshot
@@ -67,7 +68,7 @@ def _build(batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[
     # Each (name, ref) once: a catalog's titles and PagerDuty ids come both as entity fields and
     # as alias claims, and the index does the same work for every pair it is given.
     named = _entity_names(work.entities, claims) + namer.spellings() + namer.claimed_names()
-    final_index = AliasIndex(dict.fromkeys(named), _identifiers(work.entities))
+    final_index = _unshadowed_index(dict.fromkeys(named), _identifiers(work.entities), work.entities)
     soft_pairs = _soft_pairs(work, final_index)
     out_edges, in_edges, count = _merge_edges(live, soft_pairs)
     deploys, unresolved = _attach_deploys(work, final_index, name_targets, batches)
@@ -115,11 +116,39 @@ def _add_entities(work: _Work, entities: Iterable[Entity]) -> None:
 
 
 def _identifiers(entities: Mapping[str, Entity]) -> list[tuple[str, str]]:
-    """Refs and their short forms: matched only as typed, never canonicalized."""
+    """Refs and their short forms: matched only as typed, never canonicalized.
+
+    `kind:name` is a ref without a namespace, which means `default` (Backstage, and the contract):
+    `user:guest` is `user:default/guest`, never `user:development/guest`.
+    """
     found: list[tuple[str, str]] = []
     for ref, e in entities.items():
-        found += [(ref, ref), (f"{e.namespace}/{e.name}", ref), (f"{e.kind}:{e.name}", ref)]
+        found += [(ref, ref), (f"{e.namespace}/{e.name}", ref)]
+        if e.namespace == "default":
+            found.append((f"{e.kind}:{e.name}", ref))
     return found
+
+
+def _unshadowed_index(
+    named: Mapping[tuple[str, str], None], identifiers: list[tuple[str, str]], entities: Mapping[str, Entity]
+) -> AliasIndex:
+    """The alias index, without the names a placeholder shares with a defined entity.
+
+    A placeholder made from a dangling `system:carts` must not make the component `carts` ambiguous:
+    a defined entity keeps its name. Checked on the built index (only placeholders' names, a few), and
+    built again only when one was shadowed.
+    """
+    index = AliasIndex(named, identifiers)
+    placeholders = {ref for ref, e in entities.items() if e.placeholder}
+    if not placeholders:
+        return index
+    exact = index.tier("exact")
+    shadowed = {
+        pair
+        for pair in named
+        if pair[1] in placeholders and any(ref not in placeholders for ref in exact.get(exact_key(pair[0]), ()))
+    }
+    return AliasIndex([pair for pair in named if pair not in shadowed], identifiers) if shadowed else index
 
 
 def _entity_names(entities: Mapping[str, Entity], claims: Iterable[AliasClaim]) -> list[tuple[str, str]]:
@@ -361,21 +390,37 @@ def _attach_deploys(
 ) -> tuple[dict[str, tuple[Deploy, ...]], list[Problem]]:
     by_entity: dict[str, dict[str, Deploy]] = defaultdict(dict)
     unresolved: list[Problem] = []
+    targets: DeployTargetIndex | None = None
     for deploy in (d for batch in batches for d in batch.deploys):
-        resolution = match(index, deploy.service)
-        if resolution.entity is None and (target := name_targets.get(loose(deploy.service))):
-            resolution = resolve(index, target)
-        elif resolution.entity is None:
-            resolution = resolve(index, deploy.service)  # its suggestions name the problem
-        if resolution.entity is None:
-            hint = ", ".join(resolution.candidates or resolution.suggestions) or "no close names"
-            verb = "is ambiguous" if resolution.ambiguous else "names no entity"
-            message = f"service {deploy.service!r} {verb} ({hint})"
-            unresolved.append(Problem(deploy.citation.locator, message, field="service"))
+        targets = targets or deploy_target_index(work.entities)  # only a graph with deploys needs it
+        found = deploy_target(
+            targets,
+            index,
+            service=deploy.service,
+            repository=deploy.repository,
+            routing_key=deploy.routing_key,
+            name_targets=name_targets,
+        )
+        if found.entity is None:
+            unresolved.append(_unresolved_deploy(deploy, found))
             continue
-        by_entity[resolution.entity][deploy.id] = deploy
+        by_entity[found.entity][deploy.id] = deploy
     deploys = {ref: tuple(sorted(d.values(), key=lambda d: (d.deployed_at, d.id))) for ref, d in by_entity.items()}
     return deploys, unresolved
+
+
+def _unresolved_deploy(deploy: Deploy, found: DeployTarget) -> Problem:
+    hint = ", ".join(found.candidates or found.suggestions) or "no close names"
+    if found.ambiguous:
+        return Problem(deploy.citation.locator, f"deploy {deploy.id!r} could belong to {hint}; not attached", "service")
+    tried = []
+    if deploy.repository:
+        tried.append(f"repository {deploy.repository!r} matches no github.com/ or gitlab.com/project-slug annotation")
+    if deploy.routing_key:
+        # never the key itself: it is a credential
+        tried.append("its routing_key matches no pagerduty.com/integration-key annotation")
+    tried.append(f"service {deploy.service!r} names no entity ({hint})")
+    return Problem(deploy.citation.locator, "; ".join(tried), field="service")
 
 
 def _unknown_owners(

@@ -44,11 +44,20 @@ class Problem:
     where: str
     message: str
     field: str = ""
-    severity: str = "warning"  # "warning": used with a caveat; "error": that part was dropped
+    # "warning": used with a caveat; "error": that part was dropped; "note": skipped on purpose, only
+    # counted (a YAML file in a catalog folder that is no Backstage descriptor).
+    severity: str = "warning"
+
+    @property
+    def note(self) -> bool:
+        return self.severity == NOTE
 
     def __str__(self) -> str:
         place = f"{self.where}: {self.field}" if self.field else self.where
         return f"{self.severity}: {place}: {self.message}"
+
+
+NOTE = "note"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +107,13 @@ class Assertion:
 
 @dataclass(frozen=True, slots=True)
 class Deploy:
-    """A deploy event; `service` is any alias of an entity, resolved at build time."""
+    """A deploy event, mapped to its entity at build time (`graph.deploy_targets`).
+
+    `service` is any name or alias of an entity; `repository` the full `owner/name` of the
+    repository it came from (GitHub, GitLab); `routing_key` a PagerDuty change event's integration
+    key (a credential: matched, never shown). `version` is what was deployed (a GitHub deploy's
+    short sha), `git_ref` the branch or tag beside it.
+    """
 
     id: str
     service: str
@@ -109,6 +124,9 @@ class Deploy:
     actor: str = ""
     url: str = ""
     summary: str = ""
+    repository: str = ""
+    routing_key: str = ""
+    git_ref: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graph.facts import Problem
+from graph.facts import Problem, SourceMark
 from graph.names import AliasCollision
 from graph.snapshot import Snapshot
 
@@ -20,6 +20,8 @@ class LintReport:
     without_owner: tuple[str, ...]
     unresolved_deploys: tuple[Problem, ...]
     input_problems: tuple[Problem, ...]
+    not_descriptors: tuple[Problem, ...] = ()  # YAML beside the descriptors: counted, not a problem
+    failed_sources: tuple[SourceMark, ...] = ()  # whose last read gave nothing usable: answers lack them
 
     @property
     def clean(self) -> bool:
@@ -31,6 +33,7 @@ class LintReport:
             or self.without_owner
             or self.unresolved_deploys
             or self.input_problems
+            or self.failed_sources
         )
 
 
@@ -45,7 +48,9 @@ def lint(snapshot: Snapshot) -> LintReport:
         alias_collisions=alias_collisions(snapshot),
         without_owner=entities_without_owner(snapshot),
         unresolved_deploys=hygiene.unresolved_deploys,
-        input_problems=tuple(p for p in snapshot.problems if p not in reported),
+        input_problems=tuple(p for p in snapshot.problems if p not in reported and not p.note),
+        not_descriptors=tuple(p for p in snapshot.problems if p.note),
+        failed_sources=tuple(sorted((m for m in snapshot.marks.values() if not m.ok), key=lambda m: m.name)),
     )
 
 

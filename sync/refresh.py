@@ -27,6 +27,7 @@ Clock = Callable[[], datetime]
 
 APPLIED, UNCHANGED, FAILED, HELD = "applied", "unchanged", "failed", "held"
 DEFAULT_MAX_DROP = 0.5
+FIRST_PROBLEMS = 3  # what a failed source's recorded error shows (lint lists it)
 DEFAULT_ACCESS = SourceAccess()
 
 
@@ -122,9 +123,12 @@ def _sync_source(
         return SourceOutcome(spec.name, UNCHANGED)
     facts, version = read
     count = fact_count(facts)
-    if count == 0 and facts.problems:
+    wrong = [p for p in facts.problems if not p.note]  # a folder of mkdocs.yml alone is empty, not broken
+    if count == 0 and wrong:
         # Nothing usable and something wrong: a broken source, not an empty one.
-        error = f"no usable facts; first problem: {facts.problems[0]}"
+        shown = "; ".join(str(p) for p in wrong[:FIRST_PROBLEMS])
+        more = f" (and {len(wrong) - FIRST_PROBLEMS} more)" if len(wrong) > FIRST_PROBLEMS else ""
+        error = f"no usable facts; first problems: {shown}{more}"
         store.record_failure(spec.name, at=clock(), error=error)
         return SourceOutcome(spec.name, FAILED, error=error, problems=len(facts.problems))
     before = store.live_fact_count(spec.name)

@@ -30,7 +30,7 @@ from bot.telemetry.metrics import Metrics
 from bot.wiring import StoreError, clock, model, open_store, shown_url, snapshot_ref, source_access
 from graph.freshness import OVERDUE, judge
 from graph.snapshot import Snapshot
-from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, sync_once
+from sync.refresh import APPLIED, FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources.kinds import SOURCE_KINDS
 from sync.sources.registry import SourceSpec
 from sync.store.database import current_revision, make_engine, migrate
@@ -62,10 +62,12 @@ def _report_sync(report: SyncReport, err: Console) -> None:
 
 
 def _report_problems(snapshot: Snapshot, err: Console) -> None:
-    for problem in snapshot.problems[:MAX_WARNINGS]:
+    # Notes (YAML beside the descriptors that is none) are only counted, by lint.
+    problems = [p for p in snapshot.problems if not p.note]
+    for problem in problems[:MAX_WARNINGS]:
         err.print(Text(str(problem), style="yellow"))
-    if len(snapshot.problems) > MAX_WARNINGS:
-        err.print(f"… and {len(snapshot.problems) - MAX_WARNINGS} more problems (oncall-graph lint lists them all)")
+    if len(problems) > MAX_WARNINGS:
+        err.print(f"… and {len(problems) - MAX_WARNINGS} more problems (oncall-graph lint lists them all)")
 
 
 def prepare_snapshot(
@@ -126,9 +128,24 @@ def run_sync(args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store
             for o in (report.outcomes if report else ())
         ],  # fmt: skip
     }
+    data["unresolved_deploys"] = [str(p) for p in _unresolved_deploys(specs, report, store)]
     if report and all(o.outcome == FAILED for o in report.outcomes):
         return EXIT_USAGE, data
     return EXIT_OK, data
+
+
+def _unresolved_deploys(specs: Sequence[SourceSpec], report: SyncReport | None, store: Store) -> tuple[Any, ...]:
+    """Deploys that name no entity, once a sync applied a deploy feed or what it maps onto.
+
+    Which entity a deploy belongs to is decided by the graph build, so the sync builds the graph
+    it stored, only when a deploy feed is among its sources and something was applied.
+    """
+    if report is None or not any(s.kind == "deploys" for s in specs):
+        return ()
+    if not any(o.outcome == APPLIED for o in report.outcomes):
+        return ()
+    snapshot = load_snapshot(store, clock, [s.name for s in specs])
+    return snapshot.hygiene.unresolved_deploys if snapshot else ()
 
 
 def _sync_lines(data: dict[str, Any]) -> list[Text]:
@@ -137,6 +154,9 @@ def _sync_lines(data: dict[str, Any]) -> list[Text]:
         style = {"failed": "bold red", "held": "yellow"}.get(s["outcome"], "")
         detail = f"{s['items']} facts (+{s['added']} -{s['retired']}), {s['problems']} problems"
         lines.append(Text(f"{s['outcome']:>9}  {s['name']}  {s['error'] or detail}", style=style))
+    if unresolved := data["unresolved_deploys"]:
+        lines.append(Text(f"deploys naming no entity: {len(unresolved)}", style="yellow"))
+        lines += [Text(f"  {problem}", style="yellow") for problem in unresolved]
     lines.append(Text(f"graph version {data['version']}", style="dim"))
     return lines
 
@@ -317,7 +337,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             assert args.command in QUERY_COMMANDS
             snapshot = prepare_snapshot(args, specs, store, settings, err)
             ports = model_ports(settings) if args.command == "ask" else None
+            # One clock: the graph's age is measured after the sync that made it, never before.
+            wall = max(wall, clock())
             status, data, lines = answer(args, snapshot, args.now or wall, wall, ports)
+            if args.command == "lint" and data.get("failed_sources"):
+                # A source that gave nothing usable is "no usable input" for it (exit 2, as for no
+                # input at all): 1 means a name did not resolve, and 0 would let CI pass a dead source.
+                status = EXIT_USAGE
             _report_model(data if args.command == "ask" else {}, err)
             if status == EXIT_OK and getattr(args, "png", None):
                 drawing = picture(args, snapshot, args.now or wall)

@@ -40,12 +40,14 @@ def _iso(moment: datetime | None) -> str | None:
 
 def graph_json(snapshot: Snapshot, now: datetime) -> Json:
     oldest = snapshot.age_mark()
+    # Never below zero: a source synced a moment after `now` was read is fresh, not from the future.
+    age = max(0.0, (now - oldest.last_success).total_seconds()) if oldest and oldest.last_success else None
     return {
         "built_at": _iso(snapshot.built_at),
         "entities": len(snapshot.entities),
         "edges": snapshot.edge_count,
         "oldest_source": oldest.name if oldest else None,
-        "age_seconds": (now - oldest.last_success).total_seconds() if oldest and oldest.last_success else None,
+        "age_seconds": age,
     }
 
 
@@ -85,6 +87,8 @@ def _deploy_json(suspect: SuspectDeploy) -> Json:
     return {
         "id": d.id,
         "version": d.version,
+        "ref": d.git_ref,  # the branch or tag beside a commit's short sha
+        "repository": d.repository,
         "deployed_at": _iso(d.deployed_at),
         "url": d.url,
         "environment": d.environment,
@@ -173,4 +177,6 @@ def lint_json(report: LintReport) -> Json:
         "without_owner": list(report.without_owner),
         "unresolved_deploys": [str(p) for p in report.unresolved_deploys],
         "input_problems": [str(p) for p in report.input_problems],
+        "not_descriptors": [p.where for p in report.not_descriptors],
+        "failed_sources": [{"name": m.name, "error": m.last_error} for m in report.failed_sources],
     }

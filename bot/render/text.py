@@ -15,9 +15,11 @@ from bot.model.ports import Phrasing
 from bot.render.labels import labelled_lines
 from bot.render.wording import format_age as format_age  # re-exported: bot.cli.main reads it from here
 from bot.render.wording import summarized as _summarized
+from bot.render.wording import window_span
 from graph.ask import Answer
 from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
+from graph.facts import Deploy
 from graph.hygiene import LintReport
 from graph.names import Resolution
 from graph.passages import CitedPassage, snippet
@@ -34,7 +36,8 @@ def graph_header(snapshot: Snapshot, now: datetime) -> Text:
     oldest = snapshot.age_mark()
     line = Text(f"graph: {len(snapshot.entities)} entities, {snapshot.edge_count} edges", style="dim")
     if oldest and oldest.last_success:
-        line.append(f" · oldest source {oldest.name}, {format_age((now - oldest.last_success).total_seconds())} old")
+        age = max(0.0, (now - oldest.last_success).total_seconds())  # one clock: never from the future
+        line.append(f" · oldest source {oldest.name}, {format_age(age)} old")
     failed = [m.name for m in snapshot.marks.values() if not m.ok]
     if failed:
         line.append(f" · failing: {', '.join(failed)}", style="bold red")
@@ -85,10 +88,11 @@ def render_blast(result: BlastRadius) -> list[Text]:
 
 
 def render_suspects(result: Suspects) -> list[Text]:
-    window = f"{result.since:%Y-%m-%d %H:%M} – {result.now:%H:%M} UTC"
+    window = window_span(result.since, result.now)
     lines = [Text(f"suspects for {short_name(result.entity)}: deploys {window}", style="bold")]
     for s in result.own_deploys:
-        lines.append(Text(f"  ! {s.deploy.id} {s.deploy.version} at {s.deploy.deployed_at:%H:%M} — {s.reason}", "red"))
+        what = _version(s.deploy)
+        lines.append(Text(f"  ! {s.deploy.id} {what} at {s.deploy.deployed_at:%H:%M} — {s.reason}", "red"))
     for dep in result.dependencies:
         head = Text(f"  {'  ' * (dep.hops - 1)}{short_name(dep.entity)}", style="bold")
         head.append(f"  owners: {_names(dep.owners) or 'none known'}", style="cyan")
@@ -97,13 +101,18 @@ def render_suspects(result: Suspects) -> list[Text]:
         for s in dep.deploys:
             d = s.deploy
             when = f"{d.deployed_at:%Y-%m-%d %H:%M}"
-            text = f"      ! suspect: {d.id} {d.version} at {when} by {d.actor or '?'} ({s.reason})"
+            text = f"      ! suspect: {d.id} {_version(d)} at {when} by {d.actor or '?'} ({s.reason})"
             lines.append(Text(text, style="bold red"))
     if not result.dependencies:
         lines.append(Text("  it depends on nothing in the graph"))
     if not result.suspect_deploys:
         lines.append(Text("no deploys in the window", style="green"))
     return lines
+
+
+def _version(deploy: Deploy) -> str:
+    """`a1b2c3d [main]`: the commit deployed, the branch or tag beside it."""
+    return f"{deploy.version} [{deploy.git_ref}]" if deploy.git_ref else deploy.version
 
 
 def render_passages(passages: Sequence[CitedPassage]) -> list[Text]:
@@ -153,6 +162,7 @@ def render_answer(answer: Answer, phrasing: Phrasing | None = None) -> list[Text
 
 def render_lint(report: LintReport) -> list[Text]:
     sections = (
+        ("sources that failed", [f"{m.name}: {m.last_error}" for m in report.failed_sources]),
         ("dangling refs", [str(p) for p in report.dangling]),
         ("kindless refs", [str(p) for p in report.kindless]),
         ("unknown owners", [str(p) for p in report.unknown_owners]),
@@ -161,8 +171,13 @@ def render_lint(report: LintReport) -> list[Text]:
         ("deploys naming no entity", [str(p) for p in report.unresolved_deploys]),
         ("input problems", [str(p) for p in report.input_problems]),
     )
+    skipped = Text(f"not a descriptor: {len(report.not_descriptors)} (skipped)", style="dim")
     lines = []
     for title, items in sections:
+        if title == "sources that failed" and not items:
+            continue  # the usual case: not worth a line
         lines.append(Text(f"{title}: {len(items)}", style="bold" if items else "green"))
         lines += [Text(f"  {item}") for item in items]
+    lines.append(skipped)
+    lines += [Text(f"  {p.where}", style="dim") for p in report.not_descriptors]
     return lines

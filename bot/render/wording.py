@@ -31,6 +31,12 @@ def utc(moment: datetime) -> str:
     return f"{moment:%Y-%m-%d %H:%M} UTC"
 
 
+def window_span(since: datetime, now: datetime) -> str:
+    """A window's two ends: one date when both fall on the same day, else each with its own."""
+    end = f"{now:%H:%M}" if since.date() == now.date() else f"{now:%Y-%m-%d %H:%M}"
+    return f"{since:%Y-%m-%d %H:%M} – {end} UTC"
+
+
 def window_token(window: timedelta) -> str:
     """A window as people type it and `parse_window` reads it back: `6h`, `30m`, `90s`."""
     seconds = int(window.total_seconds())

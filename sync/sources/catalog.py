@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, NamedTuple, TypeGuard
 
-from graph.facts import AliasClaim, Assertion, Citation, Entity, Problem, SourceFacts
+from graph.facts import NOTE, AliasClaim, Assertion, Citation, Entity, Problem, SourceFacts
 from graph.refs import format_ref
 from graph.relations import CONSUMES_API, DEPENDS_ON, PROVIDES_API
 from sync.collector import collector_paused
@@ -23,11 +23,13 @@ from sync.sources.catalog_fetch import (
     bearer_headers,
     catalog_api_url,
     catalog_files,
+    entity_documents,
     fetch_catalog_documents,
     is_catalog_url,
     parse_catalog_body,
 )
 from sync.sources.catalog_refs import KIND_FIELDS, RefReadings, parse_ref_edges, unread_ref_fields
+from sync.sources.catalog_relations import stated_relations, unstated_by_spec
 from sync.sources.yaml_documents import PARALLEL_MIN_BYTES, YamlDocuments, map_yaml_files
 from sync.store.fact_codec import ALIAS, ASSERTION, ENTITY, PROBLEM, EncodedFacts, Row, RowWriter
 
@@ -48,6 +50,7 @@ ALIASES_ANNOTATION = "oncall-graph/aliases"
 PAGERDUTY_ANNOTATION = "pagerduty.com/service-id"
 # Backstage kinds we do not read and that every real catalog holds: not worth a warning.
 _QUIET_KINDS = frozenset({"location", "template"})
+_BACKSTAGE_KINDS = frozenset(KIND_FIELDS) | _QUIET_KINDS
 _API_RELATIONS = frozenset({PROVIDES_API, CONSUMES_API})
 _SPEC_TEXTS = ("type", "lifecycle")
 _NAME = re.compile(r"[a-zA-Z0-9]+(?:[-_.][a-zA-Z0-9]+)*")
@@ -68,6 +71,7 @@ class _Document:
     assertions: tuple[Assertion, ...] = ()
     aliases: tuple[AliasClaim, ...] = ()
     problems: tuple[Problem, ...] = ()
+    stated: tuple[Assertion, ...] = ()  # from the catalog API's computed `relations`
 
 
 def read_catalog(source: str, location: str, *, timeout: float = 30.0, token: str = "") -> SourceFacts:
@@ -90,7 +94,9 @@ def read_catalog_rows(
     (bench layered-100k: the parent's 4-5 s of parsing and 2-3 s of encoding left it).
     """
     files = [] if is_catalog_url(location) else catalog_files(location)
-    if not files:  # a URL, or a folder without descriptors: nothing big
+    if not files or any(name.lower().endswith(".json") for _, name in files):
+        # A URL, a folder without descriptors, or saved catalog API responses, whose computed
+        # `relations` only the whole-catalog parse compares with the spec fields.
         return read_catalog(source, location)
     try:
         with collector_paused():
@@ -124,7 +130,8 @@ def _parse_catalog(source: str, documents: Iterable[tuple[str, object]]) -> Sour
     aliases: list[AliasClaim] = []
     problems: list[Problem] = []
     readings: RefReadings = {}
-    for locator, document in documents:
+    stated: list[Assertion] = []
+    for locator, document in entity_documents(documents):
         parsed = _parse_document(Citation(source, locator, origin=locator), document, readings)
         problems.extend(parsed.problems)
         if parsed.entity is None:
@@ -136,6 +143,8 @@ def _parse_catalog(source: str, documents: Iterable[tuple[str, object]]) -> Sour
             continue
         assertions.extend(parsed.assertions)
         aliases.extend(parsed.aliases)
+        stated.extend(parsed.stated)
+    assertions.extend(unstated_by_spec(stated, assertions))
     assertions.extend(_api_edges(assertions))
     return SourceFacts(
         source, tuple(entities.values()), tuple(assertions), aliases=tuple(aliases), problems=tuple(problems)
@@ -169,8 +178,7 @@ def _file_rows(source: str, loaded: YamlDocuments) -> _FileRows:
     """Parse and encode each document of a file as `_parse_catalog` and `encode_rows` would."""
     writer = RowWriter()
     documents = []
-    for index, document in loaded.documents:
-        locator = f"{loaded.name}#{index}"
+    for locator, document in entity_documents((f"{loaded.name}#{index}", doc) for index, doc in loaded.documents):
         parsed = _parse_document(Citation(source, locator, origin=locator), document, _READINGS)
         if parsed.entity is None:
             documents.append(_DocumentRows(locator, "", parsed.problems, None, [], [], []))
@@ -229,9 +237,10 @@ def _api_edges(assertions: Sequence[Assertion]) -> list[Assertion]:
 
 def _parse_document(citation: Citation, document: object, readings: RefReadings) -> _Document:
     where = citation.locator
-    if not _is_mapping(document):
-        message = f"not a mapping but {_type(document)}: skipped"
-        return _Document(problems=(Problem(where, message, "", "error"),))
+    not_descriptor = _not_descriptor(where, document)
+    if not_descriptor is not None:
+        return _Document(problems=(not_descriptor,))
+    assert _is_mapping(document)  # _not_descriptor says so otherwise
     kind = document.get("kind")
     if not isinstance(kind, str) or not kind:
         return _Document(problems=(Problem(where, "missing or empty kind: skipped", "kind", "error"),))
@@ -254,17 +263,39 @@ def _parse_document(citation: Citation, document: object, readings: RefReadings)
         spec = {}
     namespace = namespace.strip().lower()
     parsed = _entity_document(citation, kind.lower(), name.strip(), namespace, metadata, spec, readings)
+    stated = document.get("relations")
+    if stated is not None:  # Backstage's computed relations, in catalog API responses
+        ref = parsed.entity.ref if parsed.entity else ""
+        found = stated_relations(citation, ref, stated)
+        parsed = replace(parsed, stated=found.assertions, problems=parsed.problems + found.problems)
     # Copied only when there is something to add: copying every document cost 0.7 s per 100k.
     return replace(parsed, problems=bad_spec + parsed.problems) if bad_spec else parsed
+
+
+def _not_descriptor(where: str, document: object) -> Problem | None:
+    """A note for YAML that does not claim to be a Backstage descriptor (mkdocs.yml, OpenAPI, Helm
+    values, Kubernetes manifests), which catalog repositories hold beside their descriptors.
+
+    A document claims to be one with a `backstage.io/` apiVersion, or with a kind Backstage has and
+    no apiVersion at all: such a document, if broken, stays an error.
+    """
+    if not _is_mapping(document):
+        return Problem(where, f"not a descriptor ({_type(document)}, not a mapping): skipped", "", NOTE)
+    api_version, kind = document.get("apiVersion"), document.get("kind")
+    if isinstance(api_version, str) and api_version.startswith("backstage.io/"):
+        return None
+    kind = kind.lower() if isinstance(kind, str) else ""
+    if kind in _BACKSTAGE_KINDS and (api_version is None or kind in KIND_FIELDS):
+        return None
+    shown = f"apiVersion {api_version!r}" if api_version is not None else "no apiVersion"
+    return Problem(where, f"not a descriptor ({shown}): skipped", "apiVersion", NOTE)
 
 
 def _refusal(where: str, kind: str, api_version: object) -> tuple[Problem, ...] | None:
     """None when the document is read; else the problems of skipping it (none for quiet kinds)."""
     if not isinstance(api_version, str) or not api_version.startswith("backstage.io/"):
-        if kind in KIND_FIELDS or api_version is None:
-            message = f"apiVersion {api_version!r} does not start with backstage.io/: skipped"
-            return (Problem(where, message, "apiVersion", "error"),)
-        return (Problem(where, f"not a Backstage entity (apiVersion {api_version}): skipped", "apiVersion"),)
+        message = f"apiVersion {api_version!r} does not start with backstage.io/: skipped"
+        return (Problem(where, message, "apiVersion", "error"),)
     if kind in _QUIET_KINDS:
         return ()
     if kind not in KIND_FIELDS:

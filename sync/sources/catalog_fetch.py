@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -21,6 +21,7 @@ from sync.sources.textfiles import display_name
 from sync.sources.yaml_documents import YamlDocuments, load_yaml, load_yaml_files
 
 API_PATH = "/api/catalog/entities"
+CATALOG_SUFFIXES = (".yaml", ".yml", ".json")
 # Where an API entity was defined, most precise first.
 _LOCATION_ANNOTATIONS = ("backstage.io/managed-by-location", "backstage.io/managed-by-origin-location")
 
@@ -52,7 +53,7 @@ def fetch_catalog_documents(
         return _fetch_url(location, timeout, headers or {})
     files = catalog_files(location)
     if not files:
-        return CatalogDocuments(problems=(Problem(location, "no *.yaml or *.yml files found", "", "error"),))
+        return CatalogDocuments(problems=(Problem(location, "no *.yaml, *.yml or *.json files found", "", "error"),))
     return _numbered(load_yaml_files(files))
 
 
@@ -75,13 +76,14 @@ def catalog_files(location: str) -> list[tuple[Path, str]]:
 
 def _catalog_files(folder: Path) -> list[tuple[Path, str]]:
     # Locators are relative to the folder's parent (`catalog/payments.yaml`); hidden folders such
-    # as .git and .github hold no descriptors, only YAML that is not a catalog.
+    # as .git and .github hold no descriptors, only YAML that is not a catalog, and node_modules
+    # only JSON that is none. `*.json` files are saved catalog API responses.
     prefix = folder.resolve().name
     found: list[tuple[str, Path]] = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
         for file in files:
-            if not file.startswith(".") and file.lower().endswith((".yaml", ".yml")):
+            if not file.startswith(".") and file.lower().endswith(CATALOG_SUFFIXES):
                 relative = Path(root, file).relative_to(folder).as_posix()
                 found.append((f"{prefix}/{relative}" if prefix else relative, Path(root, file)))
     return [(path, name) for name, path in sorted(found)]
@@ -119,6 +121,34 @@ def parse_catalog_body(name: str, body: str) -> CatalogDocuments:
         message = f"the catalog API answered with a JSON {type(entities).__name__}, not an array of entities"
         return CatalogDocuments(problems=(Problem(name, message, "", "error"),))
     return CatalogDocuments(tuple((_api_locator(index, entity), entity) for index, entity in enumerate(entities)))
+
+
+def entity_list(document: object) -> list[object] | None:
+    """The entities of a saved catalog API response: a JSON array, or `{"items": [...]}` as
+    `/entities/by-query` answers; None for anything else (a descriptor)."""
+    if isinstance(document, Mapping) and isinstance(document.get("items"), list) and "kind" not in document:
+        document = document["items"]
+    if isinstance(document, list) and document and all(isinstance(item, Mapping) for item in document):
+        return document
+    return None
+
+
+def entity_documents(documents: Iterable[tuple[str, object]]) -> Iterator[tuple[str, object]]:
+    """(locator, document) pairs with each catalog API response in a file replaced by its entities.
+
+    A file's response is cited as the API's would be (the entity's managed-by location, when it
+    says one), else as `entities.json#component:default/name`: files and URLs read the same bytes
+    the same way.
+    """
+    for locator, document in documents:
+        entities = entity_list(document)
+        if entities is None:
+            yield locator, document
+            continue
+        file = locator.rsplit("#", 1)[0]
+        for index, entity in enumerate(entities):
+            cited = _api_locator(index, entity)
+            yield (cited if "#" in cited else f"{file}#{cited}"), entity
 
 
 def _api_locator(index: int, entity: object) -> str:

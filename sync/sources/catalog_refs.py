@@ -101,10 +101,17 @@ def parse_ref_edges(
         if value is None:
             continue
         for target, kindless in _targets(where, field, value, namespace, problems, readings):
+            rel = field.rel
+            if rel == CONSUMES_API and not target.startswith("api:"):
+                # Backstage's own example www-artist consumes component:artist-lookup: what it means
+                # is a dependency, so it stays one, and lint says where (a consumes_api edge needs an API).
+                rel = DEPENDS_ON
+                message = f"{target} is not an API: kept as a dependency (dependsOn is the field for it)"
+                problems.append(Problem(where, message, f"spec.{field.name}"))
             src, dst = (target, ref) if field.reverse else (ref, target)
-            edge = (src, field.rel, dst)
+            edge = (src, rel, dst)
             if edge not in assertions:
-                assertions[edge] = Assertion(src, field.rel, dst, citation, kindless=kindless)
+                assertions[edge] = Assertion(src, rel, dst, citation, kindless=kindless)
             if field.name not in first_targets:
                 first_targets[field.name] = target
     return RefEdges(tuple(assertions.values()), first_targets, tuple(problems))

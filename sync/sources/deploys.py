@@ -128,6 +128,9 @@ def _parse_event(source: str, where: str, event: object, problems: list[Problem]
         return None
     if "deployment_status" in event:
         fields = _github(where, event, problems)
+    elif "event_action" in event:
+        problems.append(_alert_event(where, event.get("event_action")))
+        return None
     elif "routing_key" in event or ("payload" in event and "id" not in event):
         fields = _pagerduty(where, event, problems)
     else:
@@ -135,8 +138,26 @@ def _parse_event(source: str, where: str, event: object, problems: list[Problem]
     return None if fields is None else _assemble(source, where, fields, problems)
 
 
-_NATIVE_KEYS = ("id", "service", "deployed_at", "version", "environment", "actor", "url", "summary")
+_NATIVE_KEYS = ("id", "service", "deployed_at", "version", "environment", "actor", "url", "summary", "repository")
 _REQUIRED = ("id", "service", "deployed_at")
+_OPTIONAL = ("version", "environment", "actor", "url", "summary", "repository", "routing_key", "git_ref")
+# A deploy needs a service name unless one of these names its entity (graph.deploy_targets).
+_IDENTIFYING = ("repository", "routing_key")
+ALERT_ACTIONS = frozenset({"trigger", "acknowledge", "resolve"})
+SHORT_SHA = 7
+
+
+def _alert_event(where: str, action: object) -> Problem:
+    """PagerDuty Events API v2 alert events open, acknowledge or resolve incidents: they are no deploys."""
+    shown = f"event_action {action!r}" if isinstance(action, str) else "an event_action"
+    known = isinstance(action, str) and action.lower() in ALERT_ACTIONS
+    kind = "a PagerDuty alert event" if known else "a PagerDuty event with an event_action"
+    message = (
+        f"{kind} ({shown}), not a change event: alerts belong to PagerDuty's Events API "
+        "(/v2/enqueue) and open incidents; a deploy feed takes change events (/v2/change/enqueue, "
+        "no event_action): skipped"
+    )
+    return Problem(where, message, field="event_action", severity="error")
 
 
 def _github(where: str, event: Mapping[str, object], problems: list[Problem]) -> dict[str, Field] | None:
@@ -151,8 +172,9 @@ def _github(where: str, event: Mapping[str, object], problems: list[Problem]) ->
     return {
         "id": (path, f"gh-{raw_id}" if _scalar_text(raw_id) else raw_id),
         "service": _github_service(event),
+        "repository": ("repository.full_name", _dig(event, "repository.full_name")),
         "deployed_at": _first(event, "deployment_status.created_at", "deployment_status.updated_at"),
-        "version": _first(event, "deployment.ref", "deployment.sha"),
+        **_github_version(event),
         "environment": _first(event, "deployment_status.environment", "deployment.environment"),
         "actor": _first(event, "deployment.creator.login", "deployment_status.creator.login", "sender.login"),
         "url": _first(
@@ -163,6 +185,16 @@ def _github(where: str, event: Mapping[str, object], problems: list[Problem]) ->
         ),
         "summary": _first(event, "deployment_status.description", "deployment.description"),
     }
+
+
+def _github_version(event: Mapping[str, object]) -> dict[str, Field]:
+    """What was deployed is the commit (short sha); the branch or tag it was deployed from beside it."""
+    sha, ref = _dig(event, "deployment.sha"), _dig(event, "deployment.ref")
+    if isinstance(sha, str) and sha.strip():
+        short = sha.strip()[:SHORT_SHA]
+        same = isinstance(ref, str) and ref.strip() == sha.strip()  # deployed by sha: no ref beside it
+        return {"version": ("deployment.sha", short), "git_ref": ("deployment.ref", None if same else ref)}
+    return {"version": ("deployment.ref", ref), "git_ref": ("deployment.ref", None)}
 
 
 def _github_service(event: Mapping[str, object]) -> Field:
@@ -190,11 +222,13 @@ def _pagerduty(where: str, event: Mapping[str, object], problems: list[Problem])
         event_id = ("payload", _stable_id(event))
     return {
         "id": event_id,
+        # The integration key names the PagerDuty service (and so the entity) first; the names after it.
+        "routing_key": ("routing_key", event.get("routing_key")),
         "service": _first(event, "payload.custom_details.service", "payload.source"),
         "deployed_at": ("payload.timestamp", _dig(event, "payload.timestamp")),
-        "version": ("payload.custom_details.version", _dig(event, "payload.custom_details.version")),
+        "version": _first(event, "payload.custom_details.version", "payload.custom_details.revision"),
         "environment": _first(event, "payload.custom_details.environment"),
-        "actor": _first(event, "payload.custom_details.actor"),
+        "actor": _first(event, "payload.custom_details.user", "payload.custom_details.actor"),
         "url": ("links.0.href", _dig(event, "links.0.href")),
         "summary": ("payload.summary", _dig(event, "payload.summary")),
     }
@@ -227,22 +261,24 @@ def _stable_id(event: Mapping[str, object]) -> str:
 
 def _assemble(source: str, where: str, fields: dict[str, Field], problems: list[Problem]) -> Deploy | None:
     values: dict[str, str] = {}
+    identified = any(_scalar_text(fields[key][1]) for key in _IDENTIFYING if key in fields)
+    required = [key for key in _REQUIRED if key != "service" or not identified]
     for key, (path, raw) in fields.items():
         text = _scalar_text(raw)
         if text is None and raw is not None and raw != "":
-            severity = "error" if key in _REQUIRED else "warning"
+            severity = "error" if key in required else "warning"
             message = f"expected a string, got {_json_kind(raw)}"
             problems.append(Problem(where, message, field=path, severity=severity))
-        elif text is None and key in _REQUIRED:
+        elif text is None and key in required:
             problems.append(Problem(where, "missing or empty", field=path, severity="error"))
         values[key] = text or ""
-    if not all(values[key] for key in _REQUIRED):
+    if not all(values[key] for key in required):
         return None
     deployed_at = _timestamp(where, fields["deployed_at"][0], values["deployed_at"], problems)
     if deployed_at is None:
         return None
     citation = Citation(source, where, origin=f"deploy:{values['id']}")
-    optional = {key: values[key] for key in ("version", "environment", "actor", "url", "summary")}
+    optional = {key: values.get(key, "") for key in _OPTIONAL}
     return Deploy(values["id"], values["service"], deployed_at, citation, **optional)
 
 

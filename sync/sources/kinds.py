@@ -74,6 +74,7 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
         doc="Backstage descriptors: catalog-info.yaml files, folders (searched recursively) or a catalog API URL.",
         example="examples/acme/catalog",
         read="catalog:read_catalog_rows",
+        revision="+relations",  # catalog API responses and computed relations were not read before
         parse_fetched="catalog:parse_catalog_api",
         fetch_url="catalog_fetch:catalog_api_url",
         token=Secret(
@@ -92,6 +93,7 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
         doc="Deploy feed: JSON Lines file or URL (native events, GitHub deployment_status, PagerDuty Change Events).",
         example="examples/acme/deploys.jsonl",
         read="deploys:read_deploys",
+        revision="+targets",  # deploys now carry their repository and ref
         parse_fetched="deploys:parse_deploys",
     ),
     SourceKind(

@@ -62,6 +62,8 @@ def load_yaml(data: bytes | str, name: str, *, fast: bool = False) -> YamlDocume
     text = data if isinstance(data, str) else _decode(data, name)
     if isinstance(text, Problem):
         return YamlDocuments(name, problems=(text,))
+    if name.lower().endswith(".json"):
+        return _load_json(text, name)
     if fast and isinstance(data, bytes):
         documents = _load_with_ryml(data.removeprefix(codecs.BOM_UTF8), text)
         if documents is not None:
@@ -70,6 +72,17 @@ def load_yaml(data: bytes | str, name: str, *, fast: bool = False) -> YamlDocume
         return YamlDocuments(name, _numbered(list(yaml.load_all(text, Loader=_LOADER))))
     except Exception:  # noqa: BLE001 - any parser failure is retried document by document
         return _load_by_parts(text, name)
+
+
+def _load_json(text: str, name: str) -> YamlDocuments:
+    """A `.json` file (a saved catalog API response) as one document: JSON with tabs is no YAML."""
+    try:
+        return YamlDocuments(name, _numbered([json.loads(text)]))
+    except json.JSONDecodeError as exc:
+        message = f"not valid JSON and was skipped: {exc.msg}"
+        return YamlDocuments(name, problems=(Problem(f"{name}:{exc.lineno}:{exc.colno}", message, "", "error"),))
+    except RecursionError:
+        return YamlDocuments(name, problems=(Problem(name, "not valid JSON: nested too deeply", "", "error"),))
 
 
 def load_yaml_file(path: Path, name: str, *, fast: bool = False) -> YamlDocuments:
@@ -189,6 +202,8 @@ def _load_in_worker(path: str, name: str) -> YamlDocuments | _Emitted:
     except OSError:
         return load_yaml_file(Path(path), name)
     text = _decode(data, name)
+    if name.lower().endswith(".json"):
+        return load_yaml(data, name)
     emitted = None if isinstance(text, Problem) else _ryml_json(data.removeprefix(codecs.BOM_UTF8), text)
     return load_yaml(data, name) if emitted is None else _Emitted(name, emitted)
 
@@ -251,10 +266,13 @@ def _is_preamble(part: str) -> bool:
 
 
 def _syntax_problem(exc: Exception, name: str, index: int, first_line: int, part: str) -> Problem:
-    line, column = _error_position(exc, part)
+    line, column = _position(getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None), exc, part)
     detail = str(exc).replace("\n", " ")
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
         detail = f"{exc.context + ', ' if exc.context else ''}{exc.problem}"
+        opened = _opened_here(exc, part, first_line, (line, column))
+        if opened is not None:
+            (line, column), detail = opened
     elif isinstance(exc, yaml.reader.ReaderError):
         char = exc.character
         shown = f"#x{char:04x}" if isinstance(char, int) else repr(char)
@@ -263,9 +281,31 @@ def _syntax_problem(exc: Exception, name: str, index: int, first_line: int, part
     return Problem(f"{name}:{first_line + line + 1}:{column + 1}", message, "", "error")
 
 
-def _error_position(exc: Exception, part: str) -> tuple[int, int]:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    position = mark.index if mark is not None else getattr(exc, "position", None)
+# Constructs that open and must close: a parser that gives up inside one names where it opened.
+_CLOSED_CONSTRUCTS = ("flow sequence", "flow mapping", "quoted scalar")
+
+
+def _opened_here(
+    exc: yaml.MarkedYAMLError, part: str, first_line: int, found: tuple[int, int]
+) -> tuple[tuple[int, int], str] | None:
+    """(position, detail) naming where the construct began, from PyYAML's context mark, and where
+    the parser gave up; None when the context names no other place."""
+    if exc.context_mark is None or not exc.context or not exc.problem:
+        return None
+    began = _position(exc.context_mark, exc, part)
+    if began == found:
+        return None
+    construct = exc.context.removeprefix("while parsing ").removeprefix("while scanning ")
+    construct = construct.removeprefix("a ").removeprefix("an ")
+    at = f"found at {first_line + found[0] + 1}:{found[1] + 1}"
+    if construct in _CLOSED_CONSTRUCTS:
+        return began, f"{construct} opened here is not closed ({exc.problem}; {at})"
+    return began, f"{construct} that starts here: {exc.problem} ({at})"
+
+
+def _position(mark: object, exc: Exception, part: str) -> tuple[int, int]:
+    """(0-based line, column) in `part` of a mark (or a reader error's position)."""
+    position = getattr(mark, "index", None) if mark is not None else getattr(exc, "position", None)
     if not isinstance(position, int):
         return 0, 0
     # An error found at the end of a part belongs to its last line, not the next document's `---`.

@@ -64,7 +64,7 @@ def test_what_crosses_files_is_merged_as_read_catalog_does(tmp_path: Path, paral
 
 
 def test_a_folder_without_descriptors_and_a_missing_path_behave_as_read_catalog(tmp_path: Path) -> None:
-    assert assert_same_as_read_catalog(str(tmp_path)).problems[0].message == "no *.yaml or *.yml files found"
+    assert assert_same_as_read_catalog(str(tmp_path)).problems[0].message == "no *.yaml, *.yml or *.json files found"
     with pytest.raises(FileNotFoundError, match="nowhere"):
         read_catalog_rows("catalog", str(tmp_path / "nowhere"))
 

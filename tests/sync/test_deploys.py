@@ -202,7 +202,9 @@ def test_github_success_status_becomes_a_deploy() -> None:
     [deploy] = facts.deploys
     assert deploy.id == "gh-1873462311"
     assert deploy.service == "antifraud"
-    assert deploy.version == "v2.3.1"
+    assert deploy.repository == "acme/antifraud"
+    assert deploy.version == "9c1f6e0"  # the commit deployed (short sha), the tag beside it
+    assert deploy.git_ref == "v2.3.1"
     assert deploy.environment == "production"
     assert deploy.actor == "alice"  # who asked for the deploy, not the bot that reported it
     assert deploy.url == "https://github.com/acme/antifraud/actions/runs/7046631218/job/19179316334"
@@ -248,7 +250,7 @@ def test_github_falls_back_to_sha_status_id_updated_at_and_log_url() -> None:
     [deploy] = parse_deploys("gh", "github.jsonl", one_line(event)).deploys
 
     assert deploy.id == "gh-3659012877"
-    assert deploy.version == "9c1f6e0b4f1d2a3c5e7b8d9f0a1b2c3d4e5f6a7b"
+    assert (deploy.version, deploy.git_ref) == ("9c1f6e0", "")
     assert deploy.deployed_at == datetime(2026, 11, 29, 14, 6, tzinfo=UTC)
     assert deploy.url.startswith("https://github.com/acme/antifraud/actions/runs/")
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 from bot.model.ports import Phrasing
-from bot.render.wording import format_age, plural, utc, window_token
+from bot.render.wording import format_age, plural, utc, window_span, window_token
 from bot.slack.blocks.blast import blast_lines, blast_summary
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix, stale_reasons
 from bot.slack.blocks.kit import (
@@ -120,7 +120,7 @@ def _summary_blocks(result: Suspects) -> list[Block]:
     count = len(result.suspect_deploys)
     verdict = f"*{plural(count, 'suspect deploy')}*" if count else "no deploys in the window"
     summary = (
-        f"*{escape(name(result.entity))}* is alerting · deploys {utc(result.since)} – {utc(result.now)}"
+        f"*{escape(name(result.entity))}* is alerting · deploys {window_span(result.since, result.now)}"
         f" ({window_token(result.now - result.since)}) · dependencies up to {plural(result.max_depth, 'hop')}"
         f" · {verdict}"
     )
@@ -140,6 +140,7 @@ def deploy_line(suspect: SuspectDeploy, now: datetime) -> str:
         for part in (
             link(d.url, clip(d.id, FIELD_CHARS)),
             escape(clip(d.version, FIELD_CHARS)),
+            f"[{escape(clip(d.git_ref, FIELD_CHARS))}]" if d.git_ref else "",
             f"({escape(clip(d.environment, FIELD_CHARS))})" if d.environment else "",
             f"by {escape(clip(d.actor, FIELD_CHARS))}" if d.actor else "",
         )
