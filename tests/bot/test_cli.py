@@ -113,9 +113,13 @@ def test_human_output_is_plain_when_piped() -> None:
 def test_path_reports_edges_in_their_true_direction() -> None:
     code, data = run_json("--docs", str(SEED), "path", "redis", "login flow")
     assert code == 0
-    assert data["path"][0] == "component:default/login-flow"
+    assert data["path"][0] == "component:default/redis"  # from FROM to TO, whichever way the edges run
+    assert data["path"][-1] == "component:default/login-flow"
     assert all(e["rel"] in {"depends_on", "backed_by"} for e in data["edges"])
-    assert data["edges"][-1]["dst"] == "component:default/redis"
+    assert data["edges"][0]["dst"] == "component:default/redis"
+    assert data["edges"][-1]["src"] == "component:default/login-flow"
+    done = run("--docs", str(SEED), "path", "redis", "login flow")
+    assert done.stdout.splitlines()[0].startswith("redis <-")
 
 
 def test_ask_answers_in_plain_sentences_with_cited_lines() -> None:
