@@ -20,7 +20,7 @@ from itertools import compress
 from operator import is_not, itemgetter
 from types import MappingProxyType
 
-from graph.suggest import compact, query_words, rank
+from graph.suggest import Choices, query_words, rank
 
 ARTICLES = frozenset({"the", "a", "an"})
 AFFIXES = frozenset({"svc", "srv", "service"})
@@ -159,7 +159,7 @@ class AliasIndex:
         self._names: tuple[list[str], list[str], dict[str, frozenset[str]]] | None = (texts, refs, ones)
         self._looser: _LooserTiers | None = None
         self._lock = threading.Lock()
-        self._fuzzy: tuple[tuple[str, ...], tuple[tuple[str, ...], ...], tuple[str, ...]] | None = None
+        self._fuzzy: tuple[Choices, tuple[tuple[str, ...], ...]] | None = None
 
     def _looser_tiers(self) -> _LooserTiers:
         if self._looser is not None:
@@ -170,9 +170,8 @@ class AliasIndex:
                 self._looser, self._names = _looser_tiers(*self._names), None
             return self._looser
 
-    def _fuzzy_choices(self) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...], tuple[str, ...]]:
-        """(canonical keys, their refs sorted, the keys' letters without word breaks), in the order
-        the names came: what suggestions rank.
+    def _fuzzy_choices(self) -> tuple[Choices, tuple[tuple[str, ...], ...]]:
+        """(the canonical keys, their refs sorted), in the order the names came: what suggestions rank.
 
         Built on the first suggestion, not with the index: most graphs are built and answer
         without one (bench: 0.2 s of a 100k build). Safe across threads: every builder computes
@@ -180,8 +179,7 @@ class AliasIndex:
         """
         if self._fuzzy is None:
             suggestable = self._looser_tiers().suggestable
-            keys = tuple(suggestable)
-            self._fuzzy = (keys, tuple(tuple(sorted(refs)) for refs in suggestable.values()), tuple(map(compact, keys)))
+            self._fuzzy = (Choices(tuple(suggestable)), tuple(tuple(sorted(refs)) for refs in suggestable.values()))
         return self._fuzzy
 
     def lookup(self, text: str, allow: Allow | None = None) -> tuple[str, frozenset[str]]:
@@ -226,9 +224,9 @@ class AliasIndex:
         Ranked by `graph.suggest`: edits (a transposition is one) blended with shared words, 0-100.
         """
         words = query_words(canonical_words(text))
-        fuzzy_keys, fuzzy_refs, compacts = self._fuzzy_choices()
+        choices, fuzzy_refs = self._fuzzy_choices()
         ranked: list[str] = []
-        for position in rank(words, fuzzy_keys, compacts, limit=limit * 3, cutoff=cutoff):
+        for position in rank(words, choices, limit=limit * 3, cutoff=cutoff):
             for ref in fuzzy_refs[position]:
                 if ref not in ranked and (allow is None or allow(ref)):
                     ranked.append(ref)

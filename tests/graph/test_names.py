@@ -5,7 +5,6 @@ import threading
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from graph.suggest import blended, query_words
 
 from graph.names import (
     TIERS,
@@ -22,6 +21,7 @@ from graph.names import (
     resolve,
     slug,
 )
+from graph.suggest import blended, query_words
 
 AUTH = "component:default/auth-service"
 
