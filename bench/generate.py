@@ -230,7 +230,7 @@ def _layer_bounds(components: int) -> list[tuple[int, int]]:
 
 # Words for the named shape: names as people write them (`ts-inside-payment-service`), long
 # enough that a typo of one is rarely a typo of another, as in real catalogs.
-_WORDS = tuple(
+_WORD_TEXT = (
     "account admin alert analytics archive asset audit auth avatar balance basket batch billing booking "
     "brand budget cache calendar campaign cancel card cart catalog checkout claim clearing client cluster "
     "config consent contact content contract coupon credit currency customer dashboard delivery device "
@@ -240,7 +240,8 @@ _WORDS = tuple(
     "rating receipt refund region reminder report reservation review reward risk route schedule search "
     "seat session settlement shipment shipping signup station stock subscription supplier support tax "
     "ticket token tracking train transfer travel trip user vault voucher wallet warehouse webhook"
-).split()
+)
+_WORDS = tuple(_WORD_TEXT.split())
 _PREFIXES = ("ts", "acme", "core", "shop", "pay", "ops", "edge", "data", "mobile", "web", "int", "ext")
 _SUFFIXES = {
     "Component": ("service", "service", "service", "worker", "consumer", "scheduler"),
