@@ -14,9 +14,9 @@ from bot.model.ports import OK, REJECTED, ModelCallError, ModelReply, QuestionRe
 from bot.model.prompts import ASKS, INTENTS, MAX_NAMES, MAX_WINDOW_HOURS, NAME_CHARS, READ_TOOL_NAME
 from bot.telemetry.metrics import Metrics
 from graph.ask import CHANGES, DEPENDENCIES, IMPACT, OWNERSHIP, PATH, RISK, Mention, find_mentions
-from graph.wording import read_kinds
 from graph.snapshot import Snapshot
 from graph.visibility import Viewer, can_see, resolve_for
+from graph.wording import read_kinds
 
 MALFORMED = "malformed_tool_input"
 READ_PURPOSE = "read"
