@@ -30,7 +30,9 @@ _VERB_RELATIONS = (
     ("consum", "consumes_api"),
 )
 _KIND_WORDS = (("api", "api"), ("database", "resource"), ("datastore", "resource"), ("queue", "resource"))
-_DEPENDENCY_WORDS = re.compile(r"\b(depend|call|use|consum|relies|rely|publish|read|writ|runs|backed|talk)")
+_DEPENDENCY_WORDS = re.compile(r"\b(depend|call|use|consum|relies|rely|publish|read|writ|runs on|backed|talk)")
+# Hyphenated words are names (`data-audit-consumer`), and "on call" is no call: neither asks through a dependency.
+_NOT_VERBS = re.compile(r"\S*[-_]\S*|\bon ?call\b")
 
 
 def impact(snapshot: Snapshot, ref: str, viewer: Viewer, *, systems: bool = False) -> Said:
@@ -58,7 +60,7 @@ def impact(snapshot: Snapshot, ref: str, viewer: Viewer, *, systems: bool = Fals
 def ownership(snapshot: Snapshot, ref: str, question: str, viewer: Viewer, *, through: bool = True) -> Said:
     """Owners of the entity, or, when the question asks through a dependency (and `through`), of what
     it depends on."""
-    lowered = question.casefold()
+    lowered = _NOT_VERBS.sub(" ", question.casefold())
     targets = [ref]
     via: list[EdgeFacts] = []
     if through and _DEPENDENCY_WORDS.search(lowered):

@@ -6,13 +6,14 @@ question names, or, for a question about everything, the whole graph (`graph.bro
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from graph import answers, broad
 from graph.citations import cite_edge
-from graph.names import AliasIndex, Allow, canonical_words, resolve
+from graph.names import AliasIndex, Allow, name_words, resolve
 from graph.refs import short_name
 from graph.snapshot import EdgeFacts, Snapshot
 from graph.visibility import EVERYONE, Viewer, can_see
@@ -35,7 +36,9 @@ __all__ = [
 ]  # fmt: skip
 
 MAX_ALIAS_WORDS = 6
-SUGGEST_CUTOFF = 80.0  # a question's word is suggested for only when it looks much like a name
+SUGGEST_CUTOFF = 60.0  # of graph.suggest's blend: one edit in five letters, for a word that is no common word
+_POSSESSIVE = re.compile(r"['’]s\b|['’]$")
+_PREPOSITIONS = frozenset({"in", "to", "for", "on", "about", "of", "under", "with", "from", "behind"})
 
 
 def _words(text: str) -> frozenset[str]:
@@ -52,7 +55,9 @@ _QUESTION_WORDS = _STOPWORDS | _words(
     " each else everything failure happens has have how last least list most much need next now own owned owner"
     " owners owns past ping recent recently risk should since single some someone tell than them then there"
     " these they those today uses what's when where whom why will would yesterday hours hour minutes days"
-    " points point system systems service services team teams"
+    " points point system systems service services team teams shipped ship releases released release went"
+    " out got anything deployments rolled roll prod production graph site slow broken okay fine thanks help"
+    " first look should start today's yesterday's morning night week hours? it? ok everything"
 )
 
 
@@ -97,14 +102,15 @@ class Answer:
 
 
 def find_mentions(index: AliasIndex, question: str, allow: Allow | None = None) -> tuple[Mention, ...]:
-    """Entities a question names: the longest alias match at each position, left to right."""
-    words = canonical_words(question)
+    """Entities a question names: the longest alias match at each position, left to right, over whole
+    words as typed (`shop-payment-crad-service` is no mention of `shop-payment`: it is one misspelt name)."""
+    words, starts, ends = _words_of(question)
     found: list[Mention] = []
     i = 0
     while i < len(words):
         for n in range(min(MAX_ALIAS_WORDS, len(words) - i), 0, -1):
             phrase = words[i : i + n]
-            if all(w in _STOPWORDS for w in phrase):
+            if all(w in _STOPWORDS for w in phrase) or i not in starts or i + n not in ends:
                 continue
             text = " ".join(phrase)
             tier, refs = index.lookup(text, allow)
@@ -120,6 +126,20 @@ def find_mentions(index: AliasIndex, question: str, allow: Allow | None = None) 
         else:
             i += 1
     return tuple(found)
+
+
+def _words_of(question: str) -> tuple[list[str], set[int], set[int]]:
+    """The question's name words, and where the typed tokens (split on spaces) start and end among them."""
+    words: list[str] = []
+    starts, ends = set(), set()
+    for token in question.split():
+        token = _POSSESSIVE.sub("", token)
+        parts = name_words(token)
+        if parts:
+            starts.add(len(words))
+            words += parts
+            ends.add(len(words))
+    return words, starts, ends
 
 
 def read_intent(question: str, mentions: int) -> str:
@@ -220,10 +240,11 @@ def _about_everything(
     if notes:
         return Answer(question, kinds[0], mentions, notes, ())
     suggestions = _suggestions(snapshot, question, names, viewer)
+    unknown = bool(names) or bool(_unknown_names(question))  # a name the graph does not hold: no broad answer
     sentences: list[str] = []
     edges: list[EdgeFacts] = []
     asks = []
-    if not suggestions:
+    if not suggestions and not unknown:
         if CHANGES in kinds:
             said, cited = broad.recent_deploys(snapshot, now, window, viewer)
             sentences += said
@@ -254,6 +275,15 @@ def _suggestions(snapshot: Snapshot, question: str, names: Sequence[str], viewer
 
 def _close(snapshot: Snapshot, word: str, allow: Allow | None) -> tuple[str, ...]:
     return snapshot.aliases.suggest(word, limit=2, cutoff=SUGGEST_CUTOFF, allow=allow)
+
+
+def _unknown_names(question: str) -> list[str]:
+    """Words that can only be names the graph does not hold: hyphenated or with digits, or the
+    uncommon word after a preposition ("what changed in memcached")."""
+    tokens = [t.strip(".,;:!?()[]{}\"'`").casefold() for t in question.split()]
+    named = [t for t in tokens if re.search(r"[-_]|\d[a-z]|[a-z]\d", t)]
+    after = [b for a, b in zip(tokens, tokens[1:], strict=False) if a in _PREPOSITIONS and b not in _QUESTION_WORDS]
+    return named + [t for t in after if len(t) >= 3]
 
 
 def _name_like_words(question: str) -> list[str]:

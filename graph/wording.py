@@ -41,7 +41,7 @@ _ASK_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         OWNERSHIP,
         re.compile(
-            r"\b(own|owns|owned|owner|owners|ownership|responsible|whose|maintains?|maintainers?|on-?call|"
+            r"\b(own|owns|owned|owner|owners|ownership|responsible|whose|maintains?|maintainers?|on[- ]?call|"
             r"on the hook|escalate|team|teams)\b|\bwho (do|should|can) (i|we) (ping|page|call|contact|ask|talk to)\b"
             r"|\b(ping|page|contact) about\b|\bwho (runs|looks after|handles)\b"
         ),
@@ -58,7 +58,7 @@ _ASK_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(deps|dependencies|downstreams?|depends on|relies on|calls|uses|talks to|needs)\b"
             r"|\bwhat does .+ (call|depend on|use|talk to|need|rely on|hit|read from|write to)\b"
-            r"|\b(call|calls|use|uses)\b|\bdepend\b"
+            r"|\bdepend\b"
         ),
     ),
 )
@@ -66,6 +66,8 @@ _RISK_WORDS = re.compile(
     r"\b(single points? of failure|spofs?|most critical|riskiest|most (at risk|depended|important|dangerous)|"
     r"biggest blast|what would hurt (the )?most|weakest|critical (path|dependenc(y|ies)))\b"
 )
+# "what depends on X" asks for X's dependents (its blast radius), not its dependencies.
+_DEPENDENTS = re.compile(r"\b(what|who|which \w+) (else )?(depends|relies|rel(y|ies)) on\b|\bdependents\b")
 # "what does X depend on" is X's dependencies, not its dependents, whatever IMPACT's words say.
 _FORWARD = re.compile(r"\bwhat (does|do|is) .+ (depend(s|ing)? on|rel(y|ies|ying) on|need)\b|\bdoes \S+ depend on\b")
 _NUMBERS = {
@@ -79,7 +81,7 @@ _WINDOW = re.compile(
     rf"\b(?:last|past|previous|within|in the last|over the last)\s+(?:(?:a )?couple of\s+)?{_AMOUNT}?\s*{_UNIT}\b"
     rf"|\b{_AMOUNT}\s*{_UNIT}\s+ago\b|\b(\d+)\s*(m|h|d|w)\b"
 )
-_HALF_HOUR = re.compile(r"\bhalf an? hour\b")
+_HALF_HOUR = re.compile(r"\bhalf (an? )?hour\b")
 
 
 def read_kinds(question: str, mentions: int) -> tuple[str, ...]:
@@ -93,6 +95,8 @@ def read_kinds(question: str, mentions: int) -> tuple[str, ...]:
         found.remove(PATH)
     if PATH in found:  # two names and link words: the other asks' words are the link's ("does a call b")
         found = [PATH] + [k for k in found if k in (OWNERSHIP, CHANGES) and _asks_apart(lowered, k)]
+    if DEPENDENCIES in found and _DEPENDENTS.search(lowered) and not _FORWARD.search(lowered):
+        found.remove(DEPENDENCIES)
     if IMPACT in found and _FORWARD.search(lowered):
         found.remove(IMPACT)
         if DEPENDENCIES not in found:
