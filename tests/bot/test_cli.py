@@ -129,6 +129,19 @@ def test_ask_answers_in_plain_sentences_with_cited_lines() -> None:
     assert "auth-service -depends_on-> token-cache [docs/c2.md:1, docs/c8.md:1] x2" in data["cited"]
 
 
+def test_acme_headline_question_answers_dependencies_the_deploy_and_owners() -> None:
+    question = "what does payments call, which of those changed in the last six hours, and who owns each?"
+    code, data = run_json(*ACME_SOURCES, "--now", "2026-11-29T15:00:00Z", "ask", question)
+    assert code == 0
+    assert [(a["kind"], a["entities"], a["window_hours"]) for a in data["asks"]] == [
+        ("dependencies", ["component:default/payments"], 6.0),
+        ("changes", ["component:default/payments"], 6.0),
+        ("ownership", ["component:default/payments"], None),
+    ]
+    assert "antifraud (risk-team), ledger (finance-team), notify (msg-team) and postgresql (platform)" in data["answer"]
+    assert "r-8812" in data["answer"]
+
+
 @pytest.mark.parametrize("now", ["2026-11-29T15:00:00Z", "2026-11-29T16:00:00+01:00"])
 def test_acme_suspects_for_payments_flags_the_antifraud_deploy(now: str) -> None:
     code, data = run_json(*ACME_SOURCES, "--now", now, "suspects", "payments", "--since", "6h")
