@@ -274,7 +274,7 @@ def _suggestions(snapshot: Snapshot, question: str, names: Sequence[str], viewer
 
 
 def _close(snapshot: Snapshot, word: str, allow: Allow | None) -> tuple[str, ...]:
-    return snapshot.aliases.suggest(word, limit=2, cutoff=SUGGEST_CUTOFF, allow=allow)
+    return snapshot.aliases.suggest(word, limit=2, cutoff=SUGGEST_CUTOFF, allow=allow, loose=False)
 
 
 def _unknown_names(question: str) -> list[str]:

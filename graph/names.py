@@ -20,6 +20,8 @@ from itertools import compress
 from operator import is_not, itemgetter
 from types import MappingProxyType
 
+from rapidfuzz import fuzz, process
+
 from graph.suggest import Choices, query_words, rank
 
 ARTICLES = frozenset({"the", "a", "an"})
@@ -182,6 +184,15 @@ class AliasIndex:
             self._fuzzy = (Choices(tuple(suggestable)), tuple(tuple(sorted(refs)) for refs in suggestable.values()))
         return self._fuzzy
 
+    @staticmethod
+    def _allowed(positions: list[int], refs: tuple[tuple[str, ...], ...], allow: Allow | None) -> list[str]:
+        ranked: list[str] = []
+        for position in positions:
+            for ref in refs[position]:
+                if ref not in ranked and (allow is None or allow(ref)):
+                    ranked.append(ref)
+        return ranked
+
     def lookup(self, text: str, allow: Allow | None = None) -> tuple[str, frozenset[str]]:
         """(tier, refs) of the first tier where `text` matches an allowed entity; ("", empty) if none."""
         for tier, keyfn in TIERS:
@@ -217,7 +228,7 @@ class AliasIndex:
         return tuple(sorted(found, key=lambda c: (c.key, c.tier)))
 
     def suggest(
-        self, text: str, *, limit: int = 5, cutoff: float = 60.0, allow: Allow | None = None
+        self, text: str, *, limit: int = 5, cutoff: float = 60.0, allow: Allow | None = None, loose: bool = True
     ) -> tuple[str, ...]:
         """Refs whose names look like `text`, best first; suggestions only, never a resolution.
 
@@ -226,10 +237,12 @@ class AliasIndex:
         words = query_words(canonical_words(text))
         choices, fuzzy_refs = self._fuzzy_choices()
         ranked: list[str] = []
-        for position in rank(words, choices, limit=limit * 3, cutoff=cutoff):
-            for ref in fuzzy_refs[position]:
-                if ref not in ranked and (allow is None or allow(ref)):
-                    ranked.append(ref)
+        positions = rank(words, choices, limit=limit * 3, cutoff=cutoff)
+        ranked = self._allowed(positions, fuzzy_refs, allow)
+        if not ranked and loose and (key := canonical(text)):
+            # Nothing within a few edits: the looser whole-name likeness (WRatio), as suggestions always were.
+            hits = process.extract(key, choices.keys, scorer=fuzz.WRatio, limit=limit * 3, score_cutoff=cutoff)
+            ranked = self._allowed([position for _key, _score, position in hits], fuzzy_refs, allow)
         return tuple(ranked[:limit])
 
 

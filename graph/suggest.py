@@ -104,6 +104,20 @@ def rank(words: Sequence[str], choices: Choices, *, limit: int, cutoff: float) -
     (ties: the first key)."""
     if not words or not choices.keys:
         return []
+    found = _rank_phrase(words, choices, limit=limit, cutoff=cutoff)
+    if found or len(words) == 1:
+        return found
+    # Nothing like the whole: a name typed with other words around it ("Paymnts Gateway"), each part alone.
+    parts = [words[i:j] for i in range(len(words)) for j in range(i + 1, min(len(words), i + 3) + 1)]
+    scored: dict[int, int] = {}
+    for part in parts:
+        if len(part) < len(words):
+            for rank_at, at in enumerate(_rank_phrase(part, choices, limit=limit, cutoff=cutoff)):
+                scored[at] = min(scored.get(at, rank_at), rank_at)
+    return sorted(scored, key=lambda at: (scored[at], at))[:limit]
+
+
+def _rank_phrase(words: Sequence[str], choices: Choices, *, limit: int, cutoff: float) -> list[int]:
     typed = "".join(words)
     # A blend reaching `cutoff` needs at least this much from edits (overlap gives at most the rest).
     floor = max(0.0, (cutoff / 100 - (1 - EDIT_WEIGHT)) / EDIT_WEIGHT)
