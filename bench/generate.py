@@ -34,7 +34,7 @@ API_VERSION = "backstage.io/v1alpha1"
 @dataclass(frozen=True, slots=True)
 class Scenario:
     name: str
-    shape: str  # "layered" | "dense"
+    shape: str  # "layered" | "dense" | "named" (layered, with names made of words)
     entities: int
     seed: int = 20261129
     per_file: int = 500
@@ -49,6 +49,8 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("dense-100k", "dense", 100_000),
     )
 }
+# For name matching (bench/typos_bench.py), not the walk benchmarks: not among SCENARIOS.
+NAMED = {s.name: s for s in (Scenario("named-10k", "named", 10_000), Scenario("named-100k", "named", 100_000))}
 QUICK = ("layered-1k", "layered-10k")
 
 
@@ -113,7 +115,7 @@ def _catalog(scenario: Scenario, folder: Path, recorded: dict[str, object]) -> C
 
 def _generate(scenario: Scenario, folder: Path, expected: dict[str, object]) -> Catalog:
     rng = random.Random(scenario.seed)
-    build = _layered if scenario.shape == "layered" else _dense
+    build = {"layered": _layered, "dense": _dense, "named": _named}[scenario.shape]
     specs, hub, leaf = build(scenario.entities, rng)
     if folder.exists():
         shutil.rmtree(folder)
@@ -226,6 +228,62 @@ def _layer_bounds(components: int) -> list[tuple[int, int]]:
     return bounds
 
 
+# Words for the named shape: names as people write them (`ts-inside-payment-service`), long
+# enough that a typo of one is rarely a typo of another, as in real catalogs.
+_WORD_TEXT = (
+    "account admin alert analytics archive asset audit auth avatar balance basket batch billing booking "
+    "brand budget cache calendar campaign cancel card cart catalog checkout claim clearing client cluster "
+    "config consent contact content contract coupon credit currency customer dashboard delivery device "
+    "discount dispatch document email event export feature feed fraud gateway geo gift identity image "
+    "import inbox index inside insurance inventory invoice ledger license loyalty media member merchant "
+    "message metric mobile notification offer order partner payment payout pricing profile promo quote "
+    "rating receipt refund region reminder report reservation review reward risk route schedule search "
+    "seat session settlement shipment shipping signup station stock subscription supplier support tax "
+    "ticket token tracking train transfer travel trip user vault voucher wallet warehouse webhook"
+)
+_WORDS = tuple(_WORD_TEXT.split())
+_PREFIXES = ("ts", "acme", "core", "shop", "pay", "ops", "edge", "data", "mobile", "web", "int", "ext")
+_SUFFIXES = {
+    "Component": ("service", "service", "service", "worker", "consumer", "scheduler"),
+    "Resource": ("db", "cache", "queue", "store", "bucket"),
+    "API": ("api",),
+    "Group": ("team",),
+    "System": ("platform",),
+}
+
+
+def _named(total: int, rng: random.Random) -> tuple[list[_Spec], str, str]:
+    """The layered shape, every entity but the hubs renamed with words: for name matching, not walks."""
+    specs, hub, leaf = _layered(total, rng)
+    renamed: dict[str, str] = {}
+    taken: set[str] = set(HUBS)
+    for spec in specs:
+        if spec.name in HUBS:
+            continue
+        while True:
+            words = rng.sample(_WORDS, rng.choice((1, 2, 2, 3)))
+            prefix = [rng.choice(_PREFIXES)] if spec.kind == "Component" or rng.random() < 0.3 else []
+            name = "-".join([*prefix, *words, rng.choice(_SUFFIXES[spec.kind])])
+            if name not in taken:
+                break
+        taken.add(name)
+        renamed[spec.name] = name
+    for spec in specs:
+        _rename(spec, renamed)
+    leaf_kind, leaf_name = leaf.split("/")
+    return specs, hub, f"{leaf_kind}/{renamed.get(leaf_name, leaf_name)}"
+
+
+def _rename(spec: _Spec, renamed: dict[str, str]) -> None:
+    def one(name: str) -> str:
+        kind, _, bare = name.rpartition(":")
+        return f"{kind}:{renamed.get(bare, bare)}" if kind else renamed.get(bare, bare)
+
+    spec.name, spec.owner, spec.system, spec.parent = map(one, (spec.name, spec.owner, spec.system, spec.parent))
+    for key in ("soft", "depends_on", "dependency_of", "provides", "consumes", "children", "tags"):
+        setattr(spec, key, [one(v) for v in getattr(spec, key)])
+
+
 def _dense(total: int, rng: random.Random) -> tuple[list[_Spec], str, str]:
     groups = systems = apis = max(3, total // 100)
     resources = max(2, total * 7 // 100)
@@ -307,13 +365,14 @@ def _block(indent: str, key: str, values: Sequence[str], *, empty: bool = False)
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
-        "scenarios", nargs="*", metavar="SCENARIO", help=f"any of {', '.join(SCENARIOS)} (default: all)"
+        "scenarios", nargs="*", metavar="SCENARIO", help=f"any of {', '.join([*SCENARIOS, *NAMED])} (default: all)"
     )
     args = parser.parse_args(argv)
-    if unknown := set(args.scenarios) - set(SCENARIOS):
+    known = SCENARIOS | NAMED
+    if unknown := set(args.scenarios) - set(known):
         parser.error(f"unknown scenario {', '.join(sorted(unknown))}")
-    for name in args.scenarios or SCENARIOS:
-        catalog = ensure_catalog(SCENARIOS[name])
+    for name in args.scenarios or known:
+        catalog = ensure_catalog(known[name])
         print(f"{name}: {catalog.entities} entities, {catalog.depends_on} dependsOn, {catalog.size / 1e6:.1f} MB")
 
 

@@ -1,79 +1,65 @@
-"""Deterministic answers to free-text questions: find the entities, read the intent, walk, cite."""
+"""Deterministic answers to free-text questions: find the entities, read the asks, answer each, cite.
+
+A question is a set of asks (`graph.wording`); the answer covers every ask for every entity the
+question names, or, for a question about everything, the whole graph (`graph.broad`).
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TypeVar
 
-from graph.blast import blast_radius
+from graph import answers, broad
 from graph.citations import cite_edge
 from graph.edges import EdgeFacts
-from graph.names import AliasIndex, Allow, canonical_words, resolve
-from graph.paths import find_path
+from graph.names import AliasIndex, Allow, name_words, resolve
 from graph.refs import short_name
 from graph.snapshot import Snapshot
-from graph.suspects import Dependency, suspects
-from graph.visibility import EVERYONE, Viewer, can_see, visible
+from graph.visibility import EVERYONE, Viewer, can_see
+from graph.wording import (
+    CHANGES,
+    DEFAULT_WINDOW,
+    DEPENDENCIES,
+    IMPACT,
+    KINDS,
+    OWNERSHIP,
+    PATH,
+    RISK,
+    read_kinds,
+    read_window,
+)
 
-T = TypeVar("T")
-
-IMPACT = "impact"
-DEPENDENCIES = "dependencies"
-OWNERSHIP = "ownership"
-PATH = "path"
+__all__ = [
+    "CHANGES", "DEFAULT_WINDOW", "DEPENDENCIES", "IMPACT", "KINDS", "OWNERSHIP", "PATH", "RISK",
+    "Answer", "Ask", "Mention", "answer_intent", "ask", "find_mentions", "read_intent", "read_window",
+]  # fmt: skip
 
 MAX_ALIAS_WORDS = 6
-DEFAULT_WINDOW = timedelta(hours=6)
-_STOPWORDS = frozenset(
-    {
-        "a",
-        "an",
-        "the",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "is",
-        "are",
-        "was",
-        "were",
-        "if",
-        "do",
-        "does",
-        "did",
-        "of",
-        "to",
-        "in",
-        "on",
-        "for",
-        "and",
-        "or",
-        "it",
-        "its",
-        "that",
-        "this",
-        "goes",
-        "go",
-        "down",
-        "breaks",
-        "break",
-        "fails",
-        "fail",
-        "by",
-        "with",
-        "from",
-    }
+SUGGEST_CUTOFF = 60.0  # of graph.suggest's blend: one edit in five letters, for a word that is no common word
+_POSSESSIVE = re.compile(r"['’]s\b|['’]$")
+_PREPOSITIONS = frozenset({"in", "to", "for", "on", "about", "of", "under", "with", "from", "behind"})
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_STOPWORDS = _words(
+    "a an the what which who whom whose is are was were if do does did of to in on for and or it its that this"
+    " goes go down breaks break fails fail by with from i we me my our us you your"
 )
-_INTENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (PATH, re.compile(r"\b(path|between|connect(ed|s)?|chain|route|how does .+ reach)\b")),
-    (IMPACT, re.compile(r"\b(break|breaks|broken|down|fail|fails|failing|outage|impact|blast|affected|survive)")),
-    (OWNERSHIP, re.compile(r"\b(own|owns|owned|owner|owners|responsible|team|page|on-?call)\b")),
-    (DEPENDENCIES, re.compile(r"\b(depend|depends|call|calls|use|uses|deploy|deployed|changed?|recent|need)")),
+# Common words of questions: never taken for a misspelt name (a suggestion for "owns" is noise).
+_QUESTION_WORDS = _STOPWORDS | _words(
+    "about after all any anything around be been being call calls changed changes could deploy deployed deploys"
+    " each else everything failure happens has have how last least list most much need next now own owned owner"
+    " owners owns past ping recent recently risk should since single some someone tell than them then there"
+    " these they those today uses what's when where whom why will would yesterday hours hour minutes days"
+    " points point system systems service services team teams shipped ship releases released release went"
+    " out got anything deployments rolled roll prod production graph site slow broken okay fine thanks help"
+    " first look should start today's yesterday's morning night week hours? it? ok everything"
 )
-_WINDOW = re.compile(r"\b(?:last|past)\s+(\d+)\s*(minute|min|hour|hr|h|day|d)s?\b|\b(\d+)\s*(m|h|d)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,14 +70,24 @@ class Mention:
 
 
 @dataclass(frozen=True, slots=True)
+class Ask:
+    """One thing the question asks, about the entities it names (none: about the whole graph)."""
+
+    kind: str  # one of graph.wording.KINDS
+    entities: tuple[str, ...] = ()
+    window: timedelta | None = None  # for dependencies and changes: the deploys shown
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
-    """Plain sentences plus the cited edges they rest on (one line per edge)."""
+    """Plain sentences plus the cited edges they rest on (one line per edge), and the asks answered."""
 
     question: str
-    intent: str
+    intent: str  # the first ask's kind
     mentions: tuple[Mention, ...]
     sentences: tuple[str, ...]
     edges: tuple[EdgeFacts, ...]
+    asks: tuple[Ask, ...] = field(default=())
 
     @property
     def entities(self) -> tuple[str, ...]:
@@ -107,14 +103,15 @@ class Answer:
 
 
 def find_mentions(index: AliasIndex, question: str, allow: Allow | None = None) -> tuple[Mention, ...]:
-    """Entities a question names: the longest alias match at each position, left to right."""
-    words = canonical_words(question)
+    """Entities a question names: the longest alias match at each position, left to right, over whole
+    words as typed (`shop-payment-crad-service` is no mention of `shop-payment`: it is one misspelt name)."""
+    words, starts, ends = _words_of(question)
     found: list[Mention] = []
     i = 0
     while i < len(words):
         for n in range(min(MAX_ALIAS_WORDS, len(words) - i), 0, -1):
             phrase = words[i : i + n]
-            if all(w in _STOPWORDS for w in phrase):
+            if all(w in _STOPWORDS for w in phrase) or i not in starts or i + n not in ends:
                 continue
             text = " ".join(phrase)
             tier, refs = index.lookup(text, allow)
@@ -132,29 +129,33 @@ def find_mentions(index: AliasIndex, question: str, allow: Allow | None = None) 
     return tuple(found)
 
 
+def _words_of(question: str) -> tuple[list[str], set[int], set[int]]:
+    """The question's name words, and where the typed tokens (split on spaces) start and end among them."""
+    words: list[str] = []
+    starts, ends = set(), set()
+    for token in question.split():
+        token = _POSSESSIVE.sub("", token)
+        parts = name_words(token)
+        if parts:
+            starts.add(len(words))
+            words += parts
+            ends.add(len(words))
+    return words, starts, ends
+
+
 def read_intent(question: str, mentions: int) -> str:
-    lowered = question.casefold()
-    for intent, pattern in _INTENTS:
-        if pattern.search(lowered) and (intent != PATH or mentions >= 2):
-            return intent
-    return PATH if mentions >= 2 else DEPENDENCIES
-
-
-def read_window(question: str) -> timedelta:
-    match = _WINDOW.search(question.casefold())
-    if not match:
-        return DEFAULT_WINDOW
-    amount = int(match.group(1) or match.group(3))
-    unit = (match.group(2) or match.group(4))[0]
-    return {"m": timedelta(minutes=amount), "h": timedelta(hours=amount), "d": timedelta(days=amount)}[unit]
+    """The question's first ask (of `graph.wording.read_kinds`)."""
+    return read_kinds(question, mentions)[0]
 
 
 def ask(snapshot: Snapshot, question: str, *, now: datetime, viewer: Viewer = EVERYONE) -> Answer:
-    """Answer from the graph only; a question naming no known entity says so, with suggestions."""
+    """Answer from the graph only; a question naming no known entity says what can be asked."""
     allow = None if viewer.everything else (lambda ref: can_see(snapshot, ref, viewer))
     mentions = find_mentions(snapshot.aliases, question, allow)
-    intent = read_intent(question, len(mentions))
-    return answer_intent(snapshot, question, mentions, intent, now=now, window=read_window(question), viewer=viewer)
+    kinds = read_kinds(question, sum(1 for m in mentions if m.entity))
+    return answer_intent(
+        snapshot, question, mentions, kinds[0], now=now, window=read_window(question, now), viewer=viewer, kinds=kinds
+    )
 
 
 def answer_intent(
@@ -167,152 +168,126 @@ def answer_intent(
     window: timedelta = DEFAULT_WINDOW,
     viewer: Viewer = EVERYONE,
     names: Sequence[str] = (),
+    kinds: Sequence[str] = (),
 ) -> Answer:
-    """The graph's answer for entities and an intent already read from the question (by any reader).
+    """The graph's answer for entities and asks already read from the question (by any reader).
 
-    `names` are the words to suggest entities for when no mention resolved (default: the question's).
+    `kinds` are the asks (default: `intent` alone); `names` are the words to suggest entities for
+    when no mention resolved (default: the question's own words that look like names).
     """
-    allow = None if viewer.everything else (lambda ref: can_see(snapshot, ref, viewer))
+    kinds = tuple(dict.fromkeys(kinds or (intent,)))
     mentions = tuple(mentions)
-    resolved = [m.entity for m in mentions if m.entity]
+    resolved = tuple(dict.fromkeys(m.entity for m in mentions if m.entity))
     ambiguous = [m for m in mentions if m.entity is None and m.candidates]
     notes = tuple(
         f"'{m.text}' could mean {', '.join(short_name(c) for c in m.candidates)}; name one of them." for m in ambiguous
     )
+    if PATH in kinds and len(resolved) < 2:
+        kinds = tuple(k for k in kinds if k != PATH) or (DEPENDENCIES,)
     if not resolved:
-        words = names or [w for w in canonical_words(question) if w not in _STOPWORDS]
-        return Answer(question, intent, mentions, notes or (_no_entity(snapshot.aliases, words, allow),), ())
-    if intent == PATH and len(resolved) >= 2:
-        sentences, edges = _answer_path(snapshot, resolved[0], resolved[1], viewer)
-    elif intent == IMPACT:
-        sentences, edges = _answer_impact(snapshot, resolved[0], viewer)
-    elif intent == OWNERSHIP:
-        sentences, edges = _answer_ownership(snapshot, resolved[0], question, viewer)
-    else:
-        sentences, edges = _answer_dependencies(snapshot, resolved[0], now, window, viewer)
-    return Answer(question, intent, mentions, notes + sentences, edges)
+        return _about_everything(snapshot, question, mentions, kinds, notes, now, window, viewer, names)
+    sentences: list[str] = list(notes)
+    edges: list[EdgeFacts] = []
+    asks = []
+    for kind in kinds:
+        targets = resolved[:2] if kind == PATH else resolved
+        for said, cited in _answer_one(snapshot, question, kind, kinds, targets, now, window, viewer):
+            sentences += said
+            edges += cited
+        asks.append(Ask(kind, targets, window if kind in (DEPENDENCIES, CHANGES) else None))
+    return Answer(question, kinds[0], mentions, tuple(sentences), tuple(dict.fromkeys(edges)), tuple(asks))
 
 
-def _no_entity(index: AliasIndex, words: Sequence[str], allow: Allow | None) -> str:
-    suggestions = [short_name(r) for w in words for r in resolve(index, w, allow=allow).suggestions[:2]]
-    hint = f" Did you mean: {', '.join(dict.fromkeys(suggestions))}?" if suggestions else ""
-    return f"I could not find an entity of the graph in that question.{hint}"
+def _answer_one(
+    snapshot: Snapshot,
+    question: str,
+    kind: str,
+    kinds: tuple[str, ...],
+    targets: tuple[str, ...],
+    now: datetime,
+    window: timedelta,
+    viewer: Viewer,
+) -> list[answers.Said]:
+    if kind == PATH:
+        return [answers.path(snapshot, targets[0], targets[1], viewer)]
+    if kind == DEPENDENCIES:
+        return [answers.dependencies(snapshot, r, now, window, viewer, owners=OWNERSHIP in kinds) for r in targets]
+    if kind == CHANGES:
+        # The dependencies' answer already gives their deploys in the window.
+        return [] if DEPENDENCIES in kinds else [answers.changes(snapshot, r, now, window, viewer) for r in targets]
+    if kind == OWNERSHIP:
+        through = DEPENDENCIES not in kinds  # asked beside dependencies, their owners are listed with them
+        return [answers.ownership(snapshot, r, question, viewer, through=through) for r in targets]
+    if kind in (IMPACT, RISK):
+        if kind == RISK and IMPACT in kinds:
+            return []
+        systems = kind == RISK or "system" in question.casefold() or "at risk" in question.casefold()
+        return [answers.impact(snapshot, r, viewer, systems=systems) for r in targets]
+    return []
 
 
-def _answer_impact(snapshot: Snapshot, ref: str, viewer: Viewer) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...]]:
-    result = blast_radius(snapshot, ref, viewer=viewer)
-    name = short_name(ref)
-    if not result.impacted:
-        return (f"Nothing in the graph depends on {name}.",), ()
-    breaks = [short_name(i.entity) for i in result.impacted if i.impact == "breaks"]
-    degrades = [short_name(i.entity) for i in result.impacted if i.impact == "degrades"]
-    sentences = [f"If {name} goes down, {_join(breaks)} break{'s' if len(breaks) == 1 else ''}."] if breaks else []
-    if degrades:
-        sentences.append(f"{_join(degrades)} degrade{'s' if len(degrades) == 1 else ''} (soft dependencies).")
-    if result.hidden_count:
-        sentences.append(f"{result.hidden_count} more impacted entities are not visible here.")
-    if result.survives:
-        sentences.append(f"Survives: {_join([short_name(s) for s in result.survives])}.")
-    edges = tuple(dict.fromkeys(e for i in result.impacted for e in i.edges))
-    return tuple(sentences), edges
+def _about_everything(
+    snapshot: Snapshot,
+    question: str,
+    mentions: tuple[Mention, ...],
+    kinds: tuple[str, ...],
+    notes: tuple[str, ...],
+    now: datetime,
+    window: timedelta,
+    viewer: Viewer,
+    names: Sequence[str],
+) -> Answer:
+    """A question naming no entity: deploys across the graph, the entities most at risk, or what can be asked."""
+    if notes:
+        return Answer(question, kinds[0], mentions, notes, ())
+    suggestions = _suggestions(snapshot, question, names, viewer)
+    unknown = bool(names) or bool(_unknown_names(question))  # a name the graph does not hold: no broad answer
+    sentences: list[str] = []
+    edges: list[EdgeFacts] = []
+    asks = []
+    if not suggestions and not unknown:
+        if CHANGES in kinds:
+            said, cited = broad.recent_deploys(snapshot, now, window, viewer)
+            sentences += said
+            edges += cited
+            asks.append(Ask(CHANGES, (), window))
+        if RISK in kinds:
+            said, cited = broad.most_at_risk(snapshot, viewer)
+            sentences += said
+            edges += cited
+            asks.append(Ask(RISK))
+    if not asks:
+        return Answer(question, kinds[0], mentions, broad.what_can_be_asked(snapshot, viewer, suggestions), ())
+    return Answer(question, asks[0].kind, mentions, tuple(sentences), tuple(dict.fromkeys(edges)), tuple(asks))
 
 
-_VERB_RELATIONS = (
-    ("publish", "publishes_to"),
-    ("call", "calls"),
-    ("read", "reads_from"),
-    ("writ", "writes_to"),
-    ("run", "runs_on"),
-    ("back", "backed_by"),
-    ("use", "uses"),
-    ("consum", "consumes_api"),
-)
-_KIND_WORDS = (("api", "api"), ("database", "resource"), ("datastore", "resource"), ("queue", "resource"))
-_DEPENDENCY_WORDS = re.compile(r"\b(depend|call|use|consum|relies|rely|publish|read|writ|runs|backed|talk)")
+def _suggestions(snapshot: Snapshot, question: str, names: Sequence[str], viewer: Viewer) -> tuple[str, ...]:
+    """Entities a misspelt name in the question may mean: only for words that look like names."""
+    allow = None if viewer.everything else (lambda ref: can_see(snapshot, ref, viewer))
+    words = list(names) or _name_like_words(question)
+    found: list[str] = []
+    for word in words:
+        for ref in (
+            resolve(snapshot.aliases, word, allow=allow).suggestions[:2] if names else _close(snapshot, word, allow)
+        ):
+            found.append(short_name(ref))
+    return tuple(dict.fromkeys(found))
 
 
-def _answer_ownership(
-    snapshot: Snapshot, ref: str, question: str, viewer: Viewer
-) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...]]:
-    """Owners of the entity, or, when the question asks through a dependency, of what it depends on."""
-    lowered = question.casefold()
-    targets = [ref]
-    via: list[EdgeFacts] = []
-    if _DEPENDENCY_WORDS.search(lowered):
-        deps: Sequence[Dependency] = suspects(
-            snapshot, ref, now=snapshot.built_at, max_depth=1, viewer=viewer
-        ).dependencies
-        relations = [rel for verb, rel in _VERB_RELATIONS if verb in lowered]
-        kinds = [kind for word, kind in _KIND_WORDS if word in lowered]
-        deps = _narrowed(deps, lambda d: d.edges[-1].rel, relations)
-        deps = _narrowed(deps, lambda d: d.entity.split(":")[0], kinds)
-        targets = [d.entity for d in deps]
-        via = [e for d in deps for e in d.edges]
-    sentences, edges = [], list(via)
-    for target in targets:
-        owners = visible(snapshot, snapshot.owners(target), viewer)
-        sentences.append(_owner_sentence(target, owners))
-        edges += [e for e in snapshot.out_edges.get(target, ()) if e.rel == "owned_by" and e.dst in owners]
-        claimed = visible(snapshot, (c.owner for c in snapshot.owner_claims(target)), viewer)
-        disputed = [owner for owner in claimed if owner not in owners]
-        if disputed:
-            others = _join([short_name(o) for o in disputed])
-            sentences.append(f"Text also names {others} as owner of {short_name(target)}.")
-    return tuple(sentences), tuple(dict.fromkeys(edges))
+def _close(snapshot: Snapshot, word: str, allow: Allow | None) -> tuple[str, ...]:
+    return snapshot.aliases.suggest(word, limit=2, cutoff=SUGGEST_CUTOFF, allow=allow, loose=False)
 
 
-def _narrowed(items: Sequence[T], key: Callable[[T], str], wanted: list[str]) -> Sequence[T]:
-    """Keep the items whose key is wanted, unless that would leave nothing (then the words were loose)."""
-    kept = [item for item in items if key(item) in wanted]
-    return kept or items
+def _unknown_names(question: str) -> list[str]:
+    """Words that can only be names the graph does not hold: hyphenated or with digits, or the
+    uncommon word after a preposition ("what changed in memcached")."""
+    tokens = [t.strip(".,;:!?()[]{}\"'`").casefold() for t in question.split()]
+    named = [t for t in tokens if re.search(r"[-_]|\d[a-z]|[a-z]\d", t)]
+    after = [b for a, b in zip(tokens, tokens[1:], strict=False) if a in _PREPOSITIONS and b not in _QUESTION_WORDS]
+    return named + [t for t in after if len(t) >= 3]
 
 
-def _owner_sentence(ref: str, owners: tuple[str, ...]) -> str:
-    if not owners:
-        return f"No source names an owner for {short_name(ref)}."
-    return f"{short_name(ref)} is owned by {_join([short_name(o) for o in owners])}."
-
-
-def _answer_dependencies(
-    snapshot: Snapshot, ref: str, now: datetime, window: timedelta, viewer: Viewer
-) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...]]:
-    result = suspects(snapshot, ref, now=now, window=window, viewer=viewer)
-    name = short_name(ref)
-    if not result.dependencies:
-        return (f"{name} depends on nothing in the graph.",), ()
-    direct = [short_name(d.entity) for d in result.dependencies if d.hops == 1]
-    sentences = [f"{name} depends on {_join(direct)}."]
-    for dep in result.dependencies:
-        owners = _join([short_name(o) for o in dep.owners]) or "no known owner"
-        for suspect in dep.deploys:
-            d = suspect.deploy
-            when = d.deployed_at.strftime("%Y-%m-%d %H:%M UTC")
-            sentences.append(
-                f"{short_name(dep.entity)} ({owners}) was deployed: {d.id} {d.version} at {when}"
-                f" — suspect, {suspect.reason}."
-            )
-    for suspect in result.own_deploys:
-        sentences.append(f"{name} itself was deployed: {suspect.deploy.id} at {suspect.deploy.deployed_at:%H:%M} UTC.")
-    if len(sentences) == 1:
-        sentences.append(f"None of them was deployed in the last {_duration(window)}.")
-    edges = tuple(dict.fromkeys(e for d in result.dependencies for e in d.edges))
-    return tuple(sentences), edges
-
-
-def _answer_path(snapshot: Snapshot, a: str, b: str, viewer: Viewer) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...]]:
-    found = find_path(snapshot, a, b, viewer=viewer)
-    if not found.path:
-        return (f"The graph has no chain of edges between {short_name(a)} and {short_name(b)}.",), ()
-    chain = " -> ".join(short_name(r) for r in found.path)
-    return (f"{short_name(a)} and {short_name(b)} are linked: {chain}.",), found.edges
-
-
-def _join(items: list[str]) -> str:
-    if len(items) <= 2:
-        return " and ".join(items)
-    return ", ".join(items[:-1]) + f" and {items[-1]}"
-
-
-def _duration(window: timedelta) -> str:
-    hours = window.total_seconds() / 3600
-    return f"{hours:g} hours" if hours >= 1 else f"{window.total_seconds() / 60:g} minutes"
+def _name_like_words(question: str) -> list[str]:
+    """The question's tokens (split on spaces, so `ts-travle-servcie` stays whole) that are no common word."""
+    tokens = [t.strip(".,;:!?()[]{}\"'`").casefold() for t in question.split()]
+    return [t for t in tokens if len(t) >= 4 and t not in _QUESTION_WORDS and not t.isdigit()]

@@ -5,7 +5,7 @@ suggests, never resolves:
   1. exact: the full ref, `namespace/name`, the name, or a claimed alias, as typed (case-folded);
   2. canonical: articles, separators, CamelCase and "svc"/"service" affixes normalized away;
   3. loose: canonical with plural words made singular;
-  then rapidfuzz suggestions for anything that did not resolve.
+  then ranked suggestions (`graph.suggest`) for anything that did not resolve.
 A key claimed by two entities in the first tier that matches is ambiguous: both are returned.
 """
 
@@ -21,6 +21,8 @@ from operator import is_not, itemgetter
 from types import MappingProxyType
 
 from rapidfuzz import fuzz, process
+
+from graph.suggest import Choices, query_words, rank
 
 ARTICLES = frozenset({"the", "a", "an"})
 AFFIXES = frozenset({"svc", "srv", "service"})
@@ -159,7 +161,7 @@ class AliasIndex:
         self._names: tuple[list[str], list[str], dict[str, frozenset[str]]] | None = (texts, refs, ones)
         self._looser: _LooserTiers | None = None
         self._lock = threading.Lock()
-        self._fuzzy: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]] | None = None
+        self._fuzzy: tuple[Choices, tuple[tuple[str, ...], ...]] | None = None
 
     def _looser_tiers(self) -> _LooserTiers:
         if self._looser is not None:
@@ -170,8 +172,8 @@ class AliasIndex:
                 self._looser, self._names = _looser_tiers(*self._names), None
             return self._looser
 
-    def _fuzzy_choices(self) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
-        """(canonical keys, their refs sorted), in the order the names came: what suggestions rank.
+    def _fuzzy_choices(self) -> tuple[Choices, tuple[tuple[str, ...], ...]]:
+        """(the canonical keys, their refs sorted), in the order the names came: what suggestions rank.
 
         Built on the first suggestion, not with the index: most graphs are built and answer
         without one (bench: 0.2 s of a 100k build). Safe across threads: every builder computes
@@ -179,8 +181,17 @@ class AliasIndex:
         """
         if self._fuzzy is None:
             suggestable = self._looser_tiers().suggestable
-            self._fuzzy = (tuple(suggestable), tuple(tuple(sorted(refs)) for refs in suggestable.values()))
+            self._fuzzy = (Choices(tuple(suggestable)), tuple(tuple(sorted(refs)) for refs in suggestable.values()))
         return self._fuzzy
+
+    @staticmethod
+    def _allowed(positions: list[int], refs: tuple[tuple[str, ...], ...], allow: Allow | None) -> list[str]:
+        ranked: list[str] = []
+        for position in positions:
+            for ref in refs[position]:
+                if ref not in ranked and (allow is None or allow(ref)):
+                    ranked.append(ref)
+        return ranked
 
     def lookup(self, text: str, allow: Allow | None = None) -> tuple[str, frozenset[str]]:
         """(tier, refs) of the first tier where `text` matches an allowed entity; ("", empty) if none."""
@@ -217,19 +228,21 @@ class AliasIndex:
         return tuple(sorted(found, key=lambda c: (c.key, c.tier)))
 
     def suggest(
-        self, text: str, *, limit: int = 5, cutoff: float = 60.0, allow: Allow | None = None
+        self, text: str, *, limit: int = 5, cutoff: float = 60.0, allow: Allow | None = None, loose: bool = True
     ) -> tuple[str, ...]:
-        """Refs whose names look like `text`, best first; suggestions only, never a resolution."""
-        key = canonical(text)
-        fuzzy_keys, fuzzy_refs = self._fuzzy_choices()
-        if not key or not fuzzy_keys:
-            return ()
-        hits = process.extract(key, fuzzy_keys, scorer=fuzz.WRatio, limit=limit * 3, score_cutoff=cutoff)
+        """Refs whose names look like `text`, best first; suggestions only, never a resolution.
+
+        Ranked by `graph.suggest`: edits (a transposition is one) blended with shared words, 0-100.
+        """
+        words = query_words(canonical_words(text))
+        choices, fuzzy_refs = self._fuzzy_choices()
         ranked: list[str] = []
-        for _key, _score, position in hits:
-            for ref in fuzzy_refs[position]:
-                if ref not in ranked and (allow is None or allow(ref)):
-                    ranked.append(ref)
+        positions = rank(words, choices, limit=limit * 3, cutoff=cutoff)
+        ranked = self._allowed(positions, fuzzy_refs, allow)
+        if not ranked and loose and (key := canonical(text)):
+            # Nothing within a few edits: the looser whole-name likeness (WRatio), as suggestions always were.
+            hits = process.extract(key, choices.keys, scorer=fuzz.WRatio, limit=limit * 3, score_cutoff=cutoff)
+            ranked = self._allowed([position for _key, _score, position in hits], fuzzy_refs, allow)
         return tuple(ranked[:limit])
 
 

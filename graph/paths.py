@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from graph.edges import EdgeFacts
@@ -16,8 +16,8 @@ from graph.walk import layered_walk, path_to
 class CitedPath:
     src: str
     dst: str
-    path: tuple[str, ...]  # empty when the two are not connected in either direction
-    edges: tuple[EdgeFacts, ...]
+    path: tuple[str, ...]  # from src to dst; empty when the two are not connected in either direction
+    edges: tuple[EdgeFacts, ...]  # edges[i] joins path[i] and path[i+1], in its own direction either way
     hidden: int = 0
 
 
@@ -30,10 +30,26 @@ def _cost(edge: EdgeFacts) -> tuple[int, int]:
 
 
 def find_path(snapshot: Snapshot, src: str, dst: str, *, viewer: Viewer = EVERYONE) -> CitedPath:
-    """From `src` to `dst` if possible, else from `dst` to `src`; depends_on wins equal lengths."""
+    """The chain along edges from `src` to `dst` if there is one, else along edges from `dst` to
+    `src`; either way listed from `src` to `dst` (scripts read `from` first). depends_on wins
+    equal lengths."""
     for a, b in ((src, dst), (dst, src)):
         walk = layered_walk(a, lambda r: _forward(snapshot, r), cost=_cost)
         if b in walk:
             path, edges, hidden = redact_path(snapshot, *path_to(walk, b), viewer)
+            if a != src:
+                path, edges = path[::-1], edges[::-1]
             return CitedPath(src, dst, path, edges, hidden)
     return CitedPath(src, dst, (), ())
+
+
+def chain_text(path: CitedPath, name: Callable[[str], str]) -> str:
+    """`frontend -depends_on-> consul`, or from the other end `consul <-depends_on- frontend`: the
+    entities from `src` to `dst`, each edge arrowed in its own direction."""
+    if len(path.edges) != len(path.path) - 1:  # hidden entities took their edges with them
+        return " - ".join(map(name, path.path))
+    parts = [name(path.path[0])]
+    for here, edge, there in zip(path.path, path.edges, path.path[1:], strict=False):
+        parts.append(f"-{edge.rel}->" if edge.src == here else f"<-{edge.rel}-")
+        parts.append(name(there))
+    return " ".join(parts)

@@ -161,9 +161,10 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "path",
-        "How two entities are connected: the shortest cited chain of edges, each edge followed in its own "
-        "direction, from 'from' to 'to' or else from 'to' to 'from' (depends_on preferred when two are equally "
-        "short). Returns {from, to, path, edges}; 'path' is empty when no chain exists. When a name matches no "
+        "How two entities are connected: the shortest cited chain of edges, along the edges from 'from' to 'to' "
+        "or else from 'to' to 'from' (depends_on preferred when two are equally short). Returns {from, to, path, "
+        "edges}: 'path' always lists the entities from 'from' to 'to' (empty when no chain exists) and each edge "
+        "keeps its own direction as {src, rel, dst}, so an edge may point back towards 'from'. When a name matches no "
         "entity, 'unresolved' holds that name's suggestions. Same JSON as `oncall-graph path FROM TO --json`.",
         _schema(
             {

@@ -11,11 +11,12 @@ from datetime import timedelta
 
 from bot.model.phrasing import record_call, record_fallback
 from bot.model.ports import OK, REJECTED, ModelCallError, ModelReply, QuestionReader
-from bot.model.prompts import INTENTS, MAX_NAMES, MAX_WINDOW_HOURS, NAME_CHARS, READ_TOOL_NAME
+from bot.model.prompts import ASKS, INTENTS, MAX_NAMES, MAX_WINDOW_HOURS, NAME_CHARS, READ_TOOL_NAME
 from bot.telemetry.metrics import Metrics
-from graph.ask import DEPENDENCIES, IMPACT, OWNERSHIP, PATH, Mention, find_mentions, read_intent
+from graph.ask import CHANGES, DEPENDENCIES, IMPACT, OWNERSHIP, PATH, RISK, Mention, find_mentions
 from graph.snapshot import Snapshot
 from graph.visibility import Viewer, can_see, resolve_for
+from graph.wording import read_kinds
 
 MALFORMED = "malformed_tool_input"
 READ_PURPOSE = "read"
@@ -25,8 +26,10 @@ GRAPH_INTENTS = {
     "dependencies": DEPENDENCIES,
     "owners": OWNERSHIP,
     "path": PATH,
+    "changes": CHANGES,
+    "risk": RISK,
 }
-_KEYS = frozenset({"entities", "intent", "window_hours"})
+_KEYS = frozenset({"entities", "intent", "asks", "window_hours"})
 
 
 class MalformedReadError(ValueError):
@@ -38,6 +41,7 @@ class QuestionRead:
     names: tuple[str, ...]
     intent: str  # one of INTENTS
     window: timedelta | None
+    asks: tuple[str, ...] = ()  # of ASKS; none given: the intent alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +49,10 @@ class ResolvedRead:
     """A read whose names went through the alias index: what `graph.ask.answer_intent` takes."""
 
     mentions: tuple[Mention, ...]
-    intent: str  # a graph.ask intent
+    intent: str  # a graph.ask intent: the first of `kinds`
     window: timedelta | None
     names: tuple[str, ...]
+    kinds: tuple[str, ...] = ()  # the graph.ask kinds of every ask
 
 
 def parse_read(reply: ModelReply) -> QuestionRead:
@@ -68,7 +73,11 @@ def parse_read(reply: ModelReply) -> QuestionRead:
     intent = data.get("intent")
     if intent not in INTENTS:
         raise MalformedReadError(f"intent {intent!r} is not one of {', '.join(INTENTS)}")
-    return QuestionRead(tuple(n.strip() for n in names), str(intent), _window(data.get("window_hours")))
+    asks = data.get("asks", [])
+    if not isinstance(asks, list) or not all(a in ASKS for a in asks) or len(set(asks)) != len(asks):
+        raise MalformedReadError(f"asks must be a list of distinct kinds among {', '.join(ASKS)}")
+    window = _window(data.get("window_hours"))
+    return QuestionRead(tuple(n.strip() for n in names), str(intent), window, tuple(str(a) for a in asks))
 
 
 def _window(hours: object) -> timedelta | None:
@@ -92,10 +101,14 @@ def resolve_read(snapshot: Snapshot, question: str, read: QuestionRead, viewer: 
         allow = None if viewer.everything else (lambda ref: can_see(snapshot, ref, viewer))
         mentions = list(find_mentions(snapshot.aliases, question, allow))
     resolved = sum(1 for m in mentions if m.entity)
-    intent = GRAPH_INTENTS.get(read.intent) or read_intent(question, resolved)
-    if intent == PATH and resolved < 2:
-        intent = read_intent(question, resolved)
-    return ResolvedRead(tuple(mentions), intent, read.window, read.names)
+    asked = read.asks or ((read.intent,) if read.intent in GRAPH_INTENTS else ())
+    kinds = [GRAPH_INTENTS[a] for a in asked]
+    if PATH in kinds and resolved < 2:
+        kinds.remove(PATH)
+    if RISK in kinds and resolved:
+        kinds = [IMPACT if k == RISK else k for k in kinds]  # "most at risk if X fails": X's blast radius
+    found = tuple(dict.fromkeys(kinds)) or read_kinds(question, resolved)
+    return ResolvedRead(tuple(mentions), found[0], read.window, read.names, found)
 
 
 def read_with_model(reader: QuestionReader, metrics: Metrics, question: str) -> tuple[QuestionRead | None, str]:

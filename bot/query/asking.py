@@ -68,13 +68,13 @@ def ask_question(
     read, failed = read_with_model(model.reader, model.metrics, question) if model and model.reader else (None, "")
     with cpu:
         if read is None:
-            answer, window = ask(snapshot, question, now=now, viewer=viewer), read_window(question)
+            answer, window = ask(snapshot, question, now=now, viewer=viewer), read_window(question, now)
         else:
             found = resolve_read(snapshot, question, read, viewer)
-            window = found.window or read_window(question)
+            window = found.window or read_window(question, now)
             answer = answer_intent(
                 snapshot, question, found.mentions, found.intent, now=now, window=window, viewer=viewer,
-                names=found.names,
+                names=found.names, kinds=found.kinds,
             )  # fmt: skip
         explainer = model.explainer if model else None
         if explainer is None or not answer.edges:

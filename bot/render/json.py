@@ -164,6 +164,14 @@ def ask_json(answer: Answer) -> Json:
         "answer": "\n".join(answer.sentences),
         "cited": list(answer.cited_lines),
         "edges": [edge_json(e) for e in answer.edges],
+        "asks": [
+            {
+                "kind": a.kind,
+                "entities": list(a.entities),
+                "window_hours": a.window.total_seconds() / 3600 if a.window is not None else None,
+            }
+            for a in answer.asks
+        ],
     }
 
 

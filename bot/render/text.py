@@ -23,7 +23,7 @@ from graph.facts import Deploy
 from graph.hygiene import LintReport
 from graph.names import Resolution
 from graph.passages import CitedPassage, snippet
-from graph.paths import CitedPath
+from graph.paths import CitedPath, chain_text
 from graph.refs import short_name
 from graph.snapshot import Snapshot
 from graph.suspects import Suspects
@@ -130,7 +130,7 @@ def render_passages(passages: Sequence[CitedPassage]) -> list[Text]:
 def render_path(result: CitedPath) -> list[Text]:
     if not result.path:
         return [Text(f"no chain of edges between {short_name(result.src)} and {short_name(result.dst)}")]
-    lines = [Text(" -> ".join(short_name(r) for r in result.path), style="bold")]
+    lines = [Text(chain_text(result, short_name), style="bold")]
     return lines + [Text(f"  {cite_edge(e)}") for e in result.edges]
 
 

@@ -113,9 +113,13 @@ def test_human_output_is_plain_when_piped() -> None:
 def test_path_reports_edges_in_their_true_direction() -> None:
     code, data = run_json("--docs", str(SEED), "path", "redis", "login flow")
     assert code == 0
-    assert data["path"][0] == "component:default/login-flow"
+    assert data["path"][0] == "component:default/redis"  # from FROM to TO, whichever way the edges run
+    assert data["path"][-1] == "component:default/login-flow"
     assert all(e["rel"] in {"depends_on", "backed_by"} for e in data["edges"])
-    assert data["edges"][-1]["dst"] == "component:default/redis"
+    assert data["edges"][0]["dst"] == "component:default/redis"
+    assert data["edges"][-1]["src"] == "component:default/login-flow"
+    done = run("--docs", str(SEED), "path", "redis", "login flow")
+    assert done.stdout.splitlines()[0].startswith("redis <-")
 
 
 def test_ask_answers_in_plain_sentences_with_cited_lines() -> None:
@@ -123,6 +127,19 @@ def test_ask_answers_in_plain_sentences_with_cited_lines() -> None:
     assert code == 0
     assert data["entities"] == ["component:default/token-cache"]
     assert "auth-service -depends_on-> token-cache [docs/c2.md:1, docs/c8.md:1] x2" in data["cited"]
+
+
+def test_acme_headline_question_answers_dependencies_the_deploy_and_owners() -> None:
+    question = "what does payments call, which of those changed in the last six hours, and who owns each?"
+    code, data = run_json(*ACME_SOURCES, "--now", "2026-11-29T15:00:00Z", "ask", question)
+    assert code == 0
+    assert [(a["kind"], a["entities"], a["window_hours"]) for a in data["asks"]] == [
+        ("dependencies", ["component:default/payments"], 6.0),
+        ("changes", ["component:default/payments"], 6.0),
+        ("ownership", ["component:default/payments"], None),
+    ]
+    assert "antifraud (risk-team), ledger (finance-team), notify (msg-team) and postgresql (platform)" in data["answer"]
+    assert "r-8812" in data["answer"]
 
 
 @pytest.mark.parametrize("now", ["2026-11-29T15:00:00Z", "2026-11-29T16:00:00+01:00"])

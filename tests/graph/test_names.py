@@ -5,7 +5,6 @@ import threading
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from rapidfuzz import fuzz, process
 
 from graph.names import (
     TIERS,
@@ -22,6 +21,7 @@ from graph.names import (
     resolve,
     slug,
 )
+from graph.suggest import blended, query_words
 
 AUTH = "component:default/auth-service"
 
@@ -133,9 +133,10 @@ def test_the_index_holds_every_claim_of_every_key_in_first_claimed_order(
     for tier, keys in tiers.items():
         assert list(index.tier(tier).items()) == [(key, frozenset(claimants)) for key, claimants in keys.items()]
     for query in [text for text, _ in named[:3]] + ["payment", "svc"]:
-        hits = process.extract(canonical(query), list(fuzzy), scorer=fuzz.WRatio, limit=6, score_cutoff=0)
-        ranked = list(dict.fromkeys(ref for _, _, at in hits for ref in sorted(list(fuzzy.values())[at])))
-        expected = tuple(ranked[:2]) if canonical(query) and fuzzy else ()
+        words = query_words(canonical_words(query))
+        order = sorted(range(len(fuzzy)), key=lambda at: (-blended(words, list(fuzzy)[at]), at))[:6]
+        ranked = list(dict.fromkeys(ref for at in order for ref in sorted(list(fuzzy.values())[at])))
+        expected = tuple(ranked[:2]) if words and fuzzy else ()
         assert index.suggest(query, limit=2, cutoff=0) == expected
 
 
@@ -168,3 +169,21 @@ def test_match_resolves_as_resolve_does_but_ranks_no_suggestions_for_a_miss() ->
         assert (quick.entity, quick.candidates, quick.matched_by) == (full.entity, full.candidates, full.matched_by)
     assert resolve(index, "auth-servic").suggestions == ("component:default/auth",)
     assert match(index, "auth-servic").suggestions == ()
+
+
+LONG_NAMES = ["ts-travel-service", "ts-travel-plan-service", "ts-travel2-service", "ts-inside-payment-service",
+              "ts-payment-service", "ts-train-service", "ts-route-plan-service", "ts-admin-travel-service"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("ts-travle-servcie", "ts-travel-service"), ("ts-insidepayment-srvice", "ts-inside-payment-service"),
+     ("ts-rotue-plan-service", "ts-route-plan-service"), ("ts-travel-plna-svc", "ts-travel-plan-service")],
+)  # fmt: skip
+def test_two_edit_typos_of_long_names_suggest_the_name_first(typed: str, meant: str) -> None:
+    idx = index(*((name, f"component:default/{name}") for name in LONG_NAMES))
+    assert resolve(idx, typed).suggestions[0] == f"component:default/{meant}"
+
+
+def test_a_transposition_counts_as_one_edit() -> None:
+    assert blended(["tstravle"], "ts travel") == blended(["tstravex"], "ts travel") > blended(["tstrvale"], "ts travel")

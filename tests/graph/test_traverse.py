@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from graph.ask import ask
 from graph.blast import blast_radius
-from graph.paths import find_path
+from graph.paths import chain_text, find_path
+from graph.refs import short_name
 from graph.relations import propagates
 from graph.suspects import DIRECT, ITSELF, suspects
 from tests.graph.builders import BUILT_AT, chain, dep, deploy, entity, said, snapshot
@@ -204,8 +205,11 @@ def test_path_follows_edges_in_their_own_direction_either_way() -> None:
     snap = chain("login", "auth", "cache")
     forward = find_path(snap, c("login"), c("cache"))
     backward = find_path(snap, c("cache"), c("login"))
-    assert forward.path == backward.path == (c("login"), c("auth"), c("cache"))
-    assert [(e.src, e.dst) for e in backward.edges] == [(c("login"), c("auth")), (c("auth"), c("cache"))]
+    assert forward.path == (c("login"), c("auth"), c("cache"))
+    assert backward.path == (c("cache"), c("auth"), c("login"))  # always from FROM to TO
+    assert [(e.src, e.dst) for e in backward.edges] == [(c("auth"), c("cache")), (c("login"), c("auth"))]
+    assert chain_text(backward, short_name) == "cache <-depends_on- auth <-depends_on- login"
+    assert chain_text(forward, short_name) == "login -depends_on-> auth -depends_on-> cache"
 
 
 def test_path_prefers_depends_on_when_equally_short() -> None:
