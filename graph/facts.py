@@ -109,6 +109,7 @@ class Deploy:
     actor: str = ""
     url: str = ""
     summary: str = ""
+    repository: str = ""  # `owner/name` of the GitHub or GitLab repository deployed, when known
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +164,9 @@ class SourceMark:
     last_attempt: datetime | None = None
     version: str = ""
     held_reason: str = ""
+    pushed: bool = False  # events are pushed in (webhooks): no sync interval, stale only past its own limit
+    last_refused: str = ""  # a pushed source's last refused delivery, with why
+    last_refused_at: datetime | None = None
 
     @property
     def ok(self) -> bool:

@@ -128,6 +128,8 @@ def _parse_event(source: str, where: str, event: object, problems: list[Problem]
         return None
     if "deployment_status" in event:
         fields = _github(where, event, problems)
+    elif isinstance(event.get("deployment"), dict) and "repository" in event:
+        fields = _github_fields(event)  # a `deployment` event: GitHub's record that a deploy began
     elif "routing_key" in event or ("payload" in event and "id" not in event):
         fields = _pagerduty(where, event, problems)
     else:
@@ -135,7 +137,7 @@ def _parse_event(source: str, where: str, event: object, problems: list[Problem]
     return None if fields is None else _assemble(source, where, fields, problems)
 
 
-_NATIVE_KEYS = ("id", "service", "deployed_at", "version", "environment", "actor", "url", "summary")
+_NATIVE_KEYS = ("id", "service", "deployed_at", "version", "environment", "actor", "url", "summary", "repository")
 _REQUIRED = ("id", "service", "deployed_at")
 
 
@@ -147,11 +149,18 @@ def _github(where: str, event: Mapping[str, object], problems: list[Problem]) ->
         return None
     if state.lower() != "success":
         return None  # queued, in_progress, failure, error, inactive: not a finished deploy
+    return _github_fields(event)
+
+
+def _github_fields(event: Mapping[str, object]) -> dict[str, Field]:
+    # A `deployment` event has no `deployment_status`: each field falls through to the deployment's own.
     path, raw_id = _first(event, "deployment.id", "deployment_status.id")
     return {
         "id": (path, f"gh-{raw_id}" if _scalar_text(raw_id) else raw_id),
         "service": _github_service(event),
-        "deployed_at": _first(event, "deployment_status.created_at", "deployment_status.updated_at"),
+        "deployed_at": _first(
+            event, "deployment_status.created_at", "deployment_status.updated_at", "deployment.created_at"
+        ),
         "version": _first(event, "deployment.ref", "deployment.sha"),
         "environment": _first(event, "deployment_status.environment", "deployment.environment"),
         "actor": _first(event, "deployment.creator.login", "deployment_status.creator.login", "sender.login"),
@@ -162,6 +171,7 @@ def _github(where: str, event: Mapping[str, object], problems: list[Problem]) ->
             "deployment_status.environment_url",
         ),
         "summary": _first(event, "deployment_status.description", "deployment.description"),
+        "repository": _first(event, "repository.full_name"),
     }
 
 
@@ -242,7 +252,7 @@ def _assemble(source: str, where: str, fields: dict[str, Field], problems: list[
     if deployed_at is None:
         return None
     citation = Citation(source, where, origin=f"deploy:{values['id']}")
-    optional = {key: values[key] for key in ("version", "environment", "actor", "url", "summary")}
+    optional = {key: values.get(key, "") for key in ("version", "environment", "actor", "url", "summary", "repository")}
     return Deploy(values["id"], values["service"], deployed_at, citation, **optional)
 
 
