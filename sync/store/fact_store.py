@@ -24,6 +24,7 @@ from sync.store.bulk_write import insert_rows
 from sync.store.fact_codec import ASSERTION, PROBLEM, EncodedFacts, FactDecoder, Row, encode_rows
 
 CHUNK = 5_000
+PUSHED = "pushed"  # the kind of a source whose events are pushed in (webhooks) rather than read
 SOURCE_LOCKS = 0x6F6E6301  # advisory lock space of per-source writers (sync/leader.py has the others)
 ROW_COLUMNS = ("kind", "fact_key", "payload")  # a fact as the codec gives it: a `Row`
 _KEY = itemgetter(1)
@@ -45,11 +46,14 @@ class SourceState:
     held_reason: str = ""
     stale: bool = False
     stale_changed_at: datetime | None = None
+    last_refused: str = ""
+    last_refused_at: datetime | None = None
 
     def mark(self) -> SourceMark:
         return SourceMark(
-            self.name, self.last_success, self.last_error, self.last_attempt, self.content_version, self.held_reason
-        )
+            self.name, self.last_success, self.last_error, self.last_attempt, self.content_version, self.held_reason,
+            pushed=self.kind == PUSHED, last_refused=self.last_refused, last_refused_at=self.last_refused_at,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +115,8 @@ class Store:
                 r["held_reason"],
                 bool(r["stale"]),
                 _utc(r["stale_changed_at"]),
+                r["last_refused"] or "",
+                _utc(r["last_refused_at"]),
             )  # fmt: skip
             for r in rows
         }
