@@ -29,12 +29,12 @@ from bot.render.dot import Picture
 from bot.render.png import PictureRenderer
 from bot.settings import Settings
 from bot.telemetry.metrics import Metrics
-from graph.freshness import measure_lag
+from graph.freshness import SourceLag, measure_lag
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.database import current_revision, make_engine, migrate
-from sync.store.fact_store import Store
+from sync.store.fact_store import PUSHED, Store
 
 MAX_WARNINGS = 50
 
@@ -165,13 +165,15 @@ def _sync_lines(data: dict[str, Any]) -> list[Text]:
 def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> dict[str, Any]:
     states = store.source_states()
     names = [s.name for s in specs] or sorted(states)
+    names += sorted(n for n, state in states.items() if state.kind == PUSHED and n not in names)
     marks = [states[n].mark() for n in names if n in states]
     report = measure_lag(marks, clock(), interval=settings.sync_interval, overrides=settings.stale_after_map())
     missing = [n for n in names if n not in states]
     sources = [
         {"name": s.name, "last_success": s.last_success.isoformat() if s.last_success else None,
          "last_error": s.last_error, "age_seconds": s.age_seconds, "stale": s.stale,
-         "threshold_seconds": s.threshold_seconds, "held": s.held_reason}
+         "threshold_seconds": s.threshold_seconds, "held": s.held_reason,
+         **(_pushed_fields(s) if s.pushed else {})}
         for s in report.sources
     ] + [
         {"name": n, "last_success": None, "last_error": "never synced", "age_seconds": None, "stale": True,
@@ -181,9 +183,18 @@ def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> di
     return {"sources": sources, "stale": report.stale or bool(missing)}
 
 
+def _pushed_fields(lag: SourceLag) -> dict[str, Any]:
+    at = lag.last_refused_at.isoformat() if lag.last_refused_at else None
+    return {"pushed": True, "last_event": lag.last_success.isoformat() if lag.last_success else None,
+            "last_refused": {"at": at, "why": lag.last_refused} if lag.last_refused else None}  # fmt: skip
+
+
 def _lag_lines(data: dict[str, Any]) -> list[Text]:
     lines = []
     for s in data["sources"]:
+        if s.get("pushed"):
+            lines.append(_pushed_lag_line(s))
+            continue
         age = "never" if s["age_seconds"] is None else render_text.format_age(s["age_seconds"])
         flag = "STALE" if s["stale"] else "ok"
         style = "bold red" if s["stale"] else "green"
@@ -192,6 +203,15 @@ def _lag_lines(data: dict[str, Any]) -> list[Text]:
         lines.append(Text(f"{flag:>5}  {s['name']}  age {age}{extra}{held}", style=style))
     lines.append(Text("graph is stale" if data["stale"] else "all sources fresh", style="bold"))
     return lines
+
+
+def _pushed_lag_line(s: dict[str, Any]) -> Text:
+    last = "no event yet" if s["age_seconds"] is None else f"last event {render_text.format_age(s['age_seconds'])} ago"
+    limit = "off" if s["threshold_seconds"] is None else render_text.format_age(s["threshold_seconds"])
+    refused = s["last_refused"]
+    why = f"  last refused {refused['at']}: {refused['why']}" if refused else ""
+    flag, style = ("STALE", "bold red") if s["stale"] else ("ok", "green")
+    return Text(f"{flag:>5}  {s['name']} (pushed)  {last}, limit {limit}{why}", style=style)
 
 
 def model_ports(settings: Settings) -> ModelPorts | None:
