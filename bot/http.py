@@ -5,7 +5,7 @@ WSGI server, threaded, in this one process alongside the sync scheduler).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -37,9 +37,11 @@ def build_wsgi(
     health: Callable[[], dict[str, Any]],
     registry: CollectorRegistry,
     pagerduty: WsgiApp | None = None,
+    webhooks: Mapping[str, WsgiApp] | None = None,
 ) -> WsgiApp:
     """`health()` returns a dict with `ready`; /healthz answers 503 until a snapshot is loaded."""
     metrics = make_wsgi_app(registry)
+    pushed = dict(webhooks or {})  # path -> app of each deploy webhook that is on
 
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
@@ -47,6 +49,8 @@ def build_wsgi(
             return slack(environ, start_response)
         if path == "/pagerduty/webhook" and pagerduty is not None:
             return pagerduty(environ, start_response)
+        if path in pushed:
+            return pushed[path](environ, start_response)
         if path == "/healthz":
             state = health()
             return _json(start_response, "200 OK" if state.get("ready") else "503 Service Unavailable", state)

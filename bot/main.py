@@ -32,6 +32,7 @@ from bot.telemetry.log_format import configure_logging
 from bot.telemetry.metrics import Metrics
 from bot.telemetry.sync_telemetry import SyncTelemetry
 from bot.telemetry.tracing import start_tracing
+from bot.webhooks.deploys import build_deploy_webhooks
 from bot.wiring import clock, model, snapshot_ref, source_access
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, judge
 from graph.hygiene import lint
@@ -39,10 +40,11 @@ from graph.review import APPROVED, ProposedEdge
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.lag import LagNotifier, LogNotifier
 from sync.leader import leadership_for
+from sync.push import PushIntake
 from sync.refresh import rebuild
 from sync.schedule import SyncService, SyncSettings, start_scheduler
 from sync.sources.registry import SourceSpec
-from sync.store.fact_store import Store
+from sync.store.fact_store import PUSHED, Store
 from sync.store.reviews import ReviewStore
 
 log = logging.getLogger(__name__)
@@ -87,7 +89,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
 
     def lag() -> LagReport:
         states = store.source_states()
-        marks = [s.mark() for name, s in states.items() if not names or name in names]
+        marks = [s.mark() for name, s in states.items() if not names or name in names or s.kind == PUSHED]
         return judge(marks, clock(), policy)
 
     replica = replica_name()
@@ -183,7 +185,11 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     scheduler = start_scheduler(service)
     registry = deps.metrics.registry
     slack = counted_while_handled(slack_http, deps.work_slots.arriving) if slack_http is not None else None
-    wsgi = build_wsgi(slack, health=lambda: health(ref, store), registry=registry, pagerduty=pagerduty)
+    intake = PushIntake(store, clock, refresh=service.catch_up, replica=replica_name())  # deploys pushed in
+    webhooks = build_deploy_webhooks(settings, intake)
+    wsgi = build_wsgi(
+        slack, health=lambda: health(ref, store), registry=registry, pagerduty=pagerduty, webhooks=webhooks
+    )
     server = create_server(wsgi, host="0.0.0.0", port=settings.port, threads=HTTP_THREADS)
     port = getattr(server, "effective_port", settings.port)  # one listening socket: the port it really got
     log.info("listening on http://127.0.0.1:%s (/slack/events, /healthz, /metrics)", port)
@@ -205,6 +211,7 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
         if pagerduty is not None:
             pagerduty.close()  # in-flight incident posts finish first
         scheduler.shutdown(wait=True)
+        intake.close()
         if deps.attachments is not None:
             deps.attachments.close()  # full texts and pictures already handed over still reach their threads
         service.stop()

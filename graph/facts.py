@@ -182,6 +182,9 @@ class SourceMark:
     version: str = ""
     held_reason: str = ""
     held_problems: tuple[str, ...] = ()  # the problems of the read that was held (file, line, field)
+    pushed: bool = False  # events are pushed in (webhooks): no sync interval, stale only past its own limit
+    last_refused: str = ""  # a pushed source's last refused delivery, with why
+    last_refused_at: datetime | None = None
 
     @property
     def ok(self) -> bool:

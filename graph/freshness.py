@@ -26,7 +26,11 @@ class StalePolicy:
     interval: float = 300.0  # seconds between syncs
     overrides: Mapping[str, float] = field(default_factory=dict)
 
-    def limit(self, source: str) -> float:
+    def limit(self, source: str, *, pushed: bool = False) -> float | None:
+        """None: never stale by age. A pushed source has no interval, so only its own limit counts
+        (quiet services deploy rarely: off unless set)."""
+        if pushed:
+            return self.overrides.get(source)
         return self.overrides.get(source, DEFAULT_STALE_INTERVALS * self.interval)
 
 
@@ -43,10 +47,13 @@ class SourceLag:
     last_success: datetime | None
     last_error: str
     age_seconds: float | None
-    threshold_seconds: float
+    threshold_seconds: float | None  # None: a pushed source without a limit, never stale by age
     stale: bool
     held_reason: str = ""
     problems: tuple[str, ...] = ()  # the read's problems behind a held change (file, line, field)
+    pushed: bool = False
+    last_refused: str = ""  # a pushed source's last refused delivery, and why
+    last_refused_at: datetime | None = None
 
     @property
     def ok(self) -> bool:
@@ -96,11 +103,22 @@ def judge(marks: Iterable[SourceMark], now: datetime, policy: StalePolicy) -> La
     """The one definition of stale, used by every answer, lag report, metric and alert."""
     lags = []
     for mark in sorted(marks, key=lambda m: m.name):
-        threshold = policy.limit(mark.name)
+        threshold = policy.limit(mark.name, pushed=mark.pushed)
         age = max((now - mark.last_success).total_seconds(), 0.0) if mark.last_success else None
-        stale = age is None or age > threshold
-        lag = SourceLag(
-            mark.name, mark.last_success, mark.last_error, age, threshold, stale, mark.held_reason, mark.held_problems
+        stale = threshold is not None and (age is None or age > threshold)
+        lags.append(
+            SourceLag(
+                mark.name,
+                mark.last_success,
+                mark.last_error,
+                age,
+                threshold,
+                stale,
+                mark.held_reason,
+                mark.held_problems,
+                mark.pushed,
+                mark.last_refused,
+                mark.last_refused_at,
+            )  # fmt: skip
         )
-        lags.append(lag)
     return LagReport(tuple(lags))

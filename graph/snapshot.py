@@ -77,8 +77,10 @@ class Snapshot:
         return tuple(trusted or [c.owner for c in claims])
 
     def age_mark(self) -> SourceMark | None:
-        """The oldest successful source: an answer is only as fresh as its stalest input."""
-        dated = [m for m in self.marks.values() if m.last_success is not None]
+        """The oldest successful source: an answer is only as fresh as its stalest input.
+
+        Pushed sources are left out: their last event dates the last deploy, not the graph."""
+        dated = [m for m in self.marks.values() if m.last_success is not None and not m.pushed]
         return min(dated, key=lambda m: m.last_success or self.built_at, default=None)
 
     def with_marks(self, marks: Mapping[str, SourceMark]) -> Snapshot:

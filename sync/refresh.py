@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -19,7 +19,7 @@ from graph.snapshot import Snapshot, SnapshotRef
 from sync.collector import collector_paused
 from sync.sources.registry import SourceAccess, SourceSpec, read_changed
 from sync.store.fact_codec import EncodedFacts
-from sync.store.fact_store import Store, SyncRun, source_marks
+from sync.store.fact_store import PUSHED, SourceState, Store, SyncRun, source_marks
 from sync.store.reviews import ReviewStore
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ def sync_once(
     else:
         # Nothing new to walk: only the freshness marks moved, so keep the built graph.
         states = store.source_states()
-        snapshot = current.with_marks(source_marks(states[n] for n in names if n in states))
+        snapshot = current.with_marks(source_marks(states[n] for n in in_graph(names, states) if n in states))
         ref.swap(snapshot)
     return SyncReport(tuple(outcomes), version, snapshot)
 
@@ -158,18 +158,23 @@ def load_snapshot(
 ) -> Snapshot | None:
     """The snapshot from stored facts (only `names` when given); None when the store holds none."""
     batches: list[SourceFacts] = store.load_facts(as_of=as_of)
+    states = store.source_states()
+    wanted = in_graph(names, states)
     if names:
-        wanted = set(names)
         batches = [b for b in batches if b.source in wanted]
     # Edges an admin approved belong to no configured source, so every graph carries them.
     if (reviewed := ReviewStore(store).approved_facts(as_of=as_of)) is not None:
         batches.append(reviewed)
     if not batches:
         return None
-    states = store.source_states()
-    marks = source_marks(s for s in states.values() if not names or s.name in names)
+    marks = source_marks(s for s in states.values() if not names or s.name in wanted)
     with collector_paused():
         return build_snapshot(batches, built_at=as_of or clock(), marks=marks)
+
+
+def in_graph(names: Sequence[str] | None, states: Mapping[str, SourceState]) -> set[str]:
+    """The configured sources plus every push source: pushed deploys belong to whichever graph is built."""
+    return set(names or ()) | {name for name, state in states.items() if state.kind == PUSHED}
 
 
 def rebuild(store: Store, ref: SnapshotRef, clock: Clock, names: Sequence[str] | None = None) -> Snapshot | None:

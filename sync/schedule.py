@@ -18,7 +18,7 @@ from graph.snapshot import Snapshot, SnapshotRef
 from sync.lag import LagNotifier
 from sync.leader import Leadership
 from sync.observer import NoObserver, SyncObserver
-from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, load_snapshot, sync_once
+from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, in_graph, load_snapshot, sync_once
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_store import Store, source_marks
 
@@ -126,7 +126,12 @@ class SyncService:
                 self._seen_version = version
                 return
             states = self.store.source_states()
-            self.ref.swap(current.with_marks(source_marks(v for k, v in states.items() if k in set(self.names))))
+            wanted = in_graph(self.names, states)
+            self.ref.swap(current.with_marks(source_marks(v for k, v in states.items() if k in wanted)))
+
+    def catch_up(self) -> None:
+        """Rebuild now if the graph version moved (a pushed deploy stored on this replica)."""
+        self._follow()
 
     def check_lag(self) -> list[LagTransition]:
         """Alert once when a source turns stale, failing or held and once when it recovers, whichever
@@ -134,7 +139,7 @@ class SyncService:
         unchanged (a held change is held again on every tick) says nothing."""
         now = self.clock()
         states = self.store.source_states()
-        wanted = [states[n].mark() for n in self.names if n in states]
+        wanted = [states[n].mark() for n in sorted(in_graph(self.names, states)) if n in states]
         report = judge(wanted, now, self.settings.policy)
         sent = []
         for lag in report.sources:

@@ -28,13 +28,13 @@ from bot.render.png import PictureRenderer
 from bot.settings import Settings
 from bot.telemetry.metrics import Metrics
 from bot.wiring import StoreError, clock, model, open_store, shown_url, snapshot_ref, source_access
-from graph.freshness import OVERDUE, judge
+from graph.freshness import OVERDUE, SourceLag, judge
 from graph.snapshot import Snapshot
 from sync.refresh import APPLIED, FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources.kinds import SOURCE_KINDS
 from sync.sources.registry import SourceSpec
 from sync.store.database import current_revision, make_engine, migrate
-from sync.store.fact_store import Store
+from sync.store.fact_store import PUSHED, Store
 
 MAX_WARNINGS = 50
 
@@ -164,6 +164,7 @@ def _sync_lines(data: dict[str, Any]) -> list[Text]:
 def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> dict[str, Any]:
     states = store.source_states()
     names = [s.name for s in specs] or sorted(states)
+    names += sorted(n for n, state in states.items() if state.kind == PUSHED and n not in names)
     marks = [states[n].mark() for n in names if n in states]
     try:
         policy = settings.stale_policy()
@@ -174,7 +175,8 @@ def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> di
     sources = [
         {"name": s.name, "last_success": s.last_success.isoformat() if s.last_success else None,
          "last_error": s.last_error, "age_seconds": s.age_seconds, "stale": not s.ok, "state": s.state,
-         "threshold_seconds": s.threshold_seconds, "held": s.held_reason, "problems": list(s.problems)}
+         "threshold_seconds": s.threshold_seconds, "held": s.held_reason, "problems": list(s.problems),
+         **(_pushed_fields(s) if s.pushed else {})}
         for s in report.sources
     ] + [
         {"name": n, "last_success": None, "last_error": "never synced", "age_seconds": None, "stale": True,
@@ -184,9 +186,18 @@ def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> di
     return {"sources": sources, "stale": report.stale or bool(missing)}
 
 
+def _pushed_fields(lag: SourceLag) -> dict[str, Any]:
+    at = lag.last_refused_at.isoformat() if lag.last_refused_at else None
+    return {"pushed": True, "last_event": lag.last_success.isoformat() if lag.last_success else None,
+            "last_refused": {"at": at, "why": lag.last_refused} if lag.last_refused else None}  # fmt: skip
+
+
 def _lag_lines(data: dict[str, Any]) -> list[Text]:
     lines = []
     for s in data["sources"]:
+        if s.get("pushed"):
+            lines.append(_pushed_lag_line(s))
+            continue
         age = "never" if s["age_seconds"] is None else render_text.format_age(s["age_seconds"])
         style = "bold red" if s["stale"] else "green"
         threshold = s["threshold_seconds"]
@@ -207,6 +218,15 @@ def sync_given_sources(args: argparse.Namespace, store: Store, settings: Setting
         access = source_access(settings)
         report = sync_once(given, store, snapshot_ref(), clock, max_drop=settings.max_drop, access=access, swap=False)
         _report_sync(report, err)
+
+
+def _pushed_lag_line(s: dict[str, Any]) -> Text:
+    last = "no event yet" if s["age_seconds"] is None else f"last event {render_text.format_age(s['age_seconds'])} ago"
+    limit = "off" if s["threshold_seconds"] is None else render_text.format_age(s["threshold_seconds"])
+    refused = s["last_refused"]
+    why = f"  last refused {refused['at']}: {refused['why']}" if refused else ""
+    flag, style = ("STALE", "bold red") if s["stale"] else ("ok", "green")
+    return Text(f"{flag:>5}  {s['name']} (pushed)  {last}, limit {limit}{why}", style=style)
 
 
 def model_ports(settings: Settings) -> ModelPorts | None:

@@ -131,6 +131,8 @@ def _parse_event(source: str, where: str, event: object, problems: list[Problem]
     elif "event_action" in event:
         problems.append(_alert_event(where, event.get("event_action")))
         return None
+    elif isinstance(event.get("deployment"), dict) and "repository" in event:
+        fields = _github_fields(event)  # a `deployment` event: GitHub's record that a deploy began
     elif "routing_key" in event or ("payload" in event and "id" not in event):
         fields = _pagerduty(where, event, problems)
     else:
@@ -168,12 +170,19 @@ def _github(where: str, event: Mapping[str, object], problems: list[Problem]) ->
         return None
     if state.lower() != "success":
         return None  # queued, in_progress, failure, error, inactive: not a finished deploy
+    return _github_fields(event)
+
+
+def _github_fields(event: Mapping[str, object]) -> dict[str, Field]:
+    # A `deployment` event has no `deployment_status`: each field falls through to the deployment's own.
     path, raw_id = _first(event, "deployment.id", "deployment_status.id")
     return {
         "id": (path, f"gh-{raw_id}" if _scalar_text(raw_id) else raw_id),
         "service": _github_service(event),
         "repository": ("repository.full_name", _dig(event, "repository.full_name")),
-        "deployed_at": _first(event, "deployment_status.created_at", "deployment_status.updated_at"),
+        "deployed_at": _first(
+            event, "deployment_status.created_at", "deployment_status.updated_at", "deployment.created_at"
+        ),
         **_github_version(event),
         "environment": _first(event, "deployment_status.environment", "deployment.environment"),
         "actor": _first(event, "deployment.creator.login", "deployment_status.creator.login", "sender.login"),

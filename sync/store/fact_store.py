@@ -25,6 +25,7 @@ from sync.store.fact_codec import ASSERTION, PROBLEM, EncodedFacts, FactDecoder,
 
 CHUNK = 5_000
 HELD_PROBLEMS_READ, HELD_PROBLEMS_KEPT = 500, 5  # a held read's problems shown beside it, of those read
+PUSHED = "pushed"  # the kind of a source whose events are pushed in (webhooks) rather than read
 SOURCE_LOCKS = 0x6F6E6301  # advisory lock space of per-source writers (sync/leader.py has the others)
 ROW_COLUMNS = ("kind", "fact_key", "payload")  # a fact as the codec gives it: a `Row`
 _KEY = itemgetter(1)
@@ -47,11 +48,14 @@ class SourceState:
     stale: bool = False  # as last announced by a lag alert: stale, failing or held
     stale_changed_at: datetime | None = None
     held_problems: tuple[str, ...] = ()
+    last_refused: str = ""
+    last_refused_at: datetime | None = None
 
     def mark(self) -> SourceMark:
         return SourceMark(
             self.name, self.last_success, self.last_error, self.last_attempt, self.content_version, self.held_reason,
             self.held_problems,
+            pushed=self.kind == PUSHED, last_refused=self.last_refused, last_refused_at=self.last_refused_at,
         )  # fmt: skip
 
 
@@ -117,6 +121,8 @@ class Store:
                 bool(r["stale"]),
                 _utc(r["stale_changed_at"]),
                 problems.get(r["name"], ()),
+                r["last_refused"] or "",
+                _utc(r["last_refused_at"]),
             )  # fmt: skip
             for r in rows
         }

@@ -39,6 +39,8 @@ sources = Table(
     Column("held_reason", Text, nullable=False, default=""),
     Column("stale", Boolean, nullable=False, default=False),
     Column("stale_changed_at", DateTime(timezone=True)),
+    Column("last_refused", Text, nullable=False, default=""),  # pushed sources: the last delivery refused, and why
+    Column("last_refused_at", DateTime(timezone=True)),
 )
 
 

@@ -52,7 +52,9 @@ def stale_reasons(snapshot: Snapshot, now: datetime, stale_after: float | None) 
 
 def _stale_reason(mark: SourceMark, now: datetime, stale_after: float | None) -> str:
     parts = []
-    if mark.last_success is None:
+    if mark.pushed:
+        pass  # no interval to miss: a quiet push source is judged only by its own limit (/graph-lag)
+    elif mark.last_success is None:
         parts.append("never synced")
     elif stale_after is not None and (age := (now - mark.last_success).total_seconds()) > stale_after:
         parts.append(f"last synced {format_age(age)} ago (limit {format_age(stale_after)})")
@@ -117,13 +119,15 @@ _FLAGS = {OK: "✅ ok", OVERDUE: "⚠ STALE", FAILING: "❌ FAILING", HELD: "⏸
 
 
 def _source_line(lag: SourceLag, held: str) -> str:
+    if lag.pushed:
+        return _pushed_line(lag)
     if lag.age_seconds is None:
         age = "never synced"
     else:
         applied = f" (last applied {utc(lag.last_success)})" if lag.last_success else ""
         age = f"{format_age(lag.age_seconds)} old{applied}"
     state = HELD if held else lag.state
-    line = f"{_FLAGS[state]} *{escape(lag.name)}* — {age}, threshold {format_age(lag.threshold_seconds)}"
+    line = f"{_FLAGS[state]} *{escape(lag.name)}* — {age}, threshold {_threshold(lag.threshold_seconds)}"
     if lag.stale and state != OVERDUE:
         line += " ⚠ past its threshold"
     if lag.last_error:
@@ -133,6 +137,24 @@ def _source_line(lag: SourceLag, held: str) -> str:
         line += f"\n      ⏸ change held for review: {escape(reason[:ERROR_CHARS])}"
         line += "".join(f"\n        • {escape(p[:ERROR_CHARS])}" for p in lag.problems)
     return line
+
+
+def _pushed_line(lag: SourceLag) -> str:
+    """A push source: its last event, its limit (off by default) and its last refused delivery."""
+    if lag.last_success is None:
+        last = "no event yet"
+    else:
+        last = f"last event {format_age(lag.age_seconds or 0.0)} ago ({utc(lag.last_success)})"
+    flag = "⚠ STALE" if lag.stale else "✅ ok"
+    line = f"{flag} *{escape(lag.name)}* (pushed) — {last}, limit {_threshold(lag.threshold_seconds)}"
+    if lag.last_refused:
+        when = f" at {utc(lag.last_refused_at)}" if lag.last_refused_at else ""
+        line += f"\n      last delivery refused{when}: {code(lag.last_refused[:ERROR_CHARS])}"
+    return line
+
+
+def _threshold(seconds: float | None) -> str:
+    return "off" if seconds is None else format_age(seconds)
 
 
 def _hygiene_line(counts: Mapping[str, int]) -> str:
@@ -145,7 +167,7 @@ def format_lag_alert(transition: LagTransition) -> SlackMessage:
     name = escape(transition.source)
     if transition.stale:
         since = "never synced" if lag.age_seconds is None else f"last applied change {format_age(lag.age_seconds)} ago"
-        detail = f"{since}, threshold {format_age(lag.threshold_seconds)}"
+        detail = f"{since}, threshold {_threshold(lag.threshold_seconds)}"
         if lag.last_error:
             detail += f"; last error: {code(lag.last_error[:ERROR_CHARS])}"
         if lag.held_reason:

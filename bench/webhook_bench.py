@@ -1,0 +1,104 @@
+"""Webhook benchmark: a deploy POSTed to /webhooks/deploys until `/suspects` shows it, on the replica
+that took it and on a follower, two `oncall-graph serve` on one PostgreSQL.
+
+    python -m bench.webhook_bench            layered-10k and layered-100k
+    python -m bench.webhook_bench --quick    layered-10k only
+
+Each sample posts a signed native event for a service of its own (`svc-N`, so that the new deploy
+is never cut from a list of earlier ones), then asks `/suspects svc-N`
+(signed Slack request, answer at a fake Slack API) on both replicas until each shows it; the
+figure is the time from the POST to the first answer that shows it. The follower picks the new
+graph version up on its poll (ONCALL_GRAPH_POLL_INTERVAL, 1 s here).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.generate import OUT, SCENARIOS, ensure_catalog
+from bench.measure import summary_ms
+from bench.sync_bench import run_cli, scenario_names
+from tests.e2e.conftest import SECRET, Bot, start_bot, stop
+from tests.e2e.test_slack_bot import text_of
+from tests.e2e.webhook_posts import DEPLOY_SECRET, native
+from tests.fakes.postgres_server import create_database, postgres_cluster
+from tests.fakes.slack_api import FakeSlack, slack_api
+
+SAMPLES = {"layered-10k": 20, "layered-100k": 10}
+TIMEOUT = 60.0
+
+
+def shown_after(bot: Bot, fake: FakeSlack, service: str, deploy_id: str, posted: float) -> float:
+    """Seconds from `posted` until an answer of `/suspects SERVICE` on `bot` shows `deploy_id`."""
+    shown = ""
+    while time.perf_counter() - posted < TIMEOUT:
+        name = f"s-{uuid.uuid4().hex}"
+        bot.command("/suspects", f"{service} 6h", fake.response_url(name))
+        fake.wait_for(lambda name=name: fake.responses(name), timeout=TIMEOUT)
+        shown = text_of(fake.responses(name)[0])
+        if deploy_id in shown:
+            return time.perf_counter() - posted
+        time.sleep(0.02)
+    raise RuntimeError(f"{deploy_id} was not shown within {TIMEOUT} s; the last answer:\n{shown[:1500]}")
+
+
+def measure(leader: Bot, follower: Bot, fake: FakeSlack, samples: int) -> dict[str, Any]:
+    same, other, accepted = [], [], []
+    for n in range(samples):
+        service = f"svc-{n}"
+        deploy_id = f"bench-{uuid.uuid4().hex[:10]}"
+        event = {
+            "id": deploy_id,
+            "service": service,
+            "version": f"v{n}",
+            "deployed_at": datetime.now(UTC).isoformat(),
+        }  # fmt: skip
+        posted = time.perf_counter()
+        answer = native(leader, json.dumps(event).encode(), secret=DEPLOY_SECRET)
+        accepted.append(time.perf_counter() - posted)
+        if answer.status_code != 202:
+            raise RuntimeError(f"POST /webhooks/deploys: HTTP {answer.status_code} {answer.text}")
+        same.append(shown_after(leader, fake, service, deploy_id, posted))
+        other.append(shown_after(follower, fake, service, deploy_id, posted))
+    return {"accepted_202": summary_ms(accepted), "same_replica": summary_ms(same), "follower": summary_ms(other)}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    names = scenario_names(argv, __doc__ or "")
+    results: dict[str, Any] = {}
+    with postgres_cluster() as admin_url, tempfile.TemporaryDirectory() as scratch:
+        for number, name in enumerate(names):
+            catalog = ensure_catalog(SCENARIOS[name])
+            db = create_database(admin_url, f"bench_webhook_{number}")
+            run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
+            with slack_api() as fake:
+                env = {
+                    "PORT": "0", "SLACK_BOT_TOKEN": "xoxb-bench", "SLACK_SIGNING_SECRET": SECRET,
+                    "SLACK_API_URL": fake.url, "DATABASE_URL": db, "ONCALL_GRAPH_SYNC_INTERVAL": "3600",
+                    "ONCALL_GRAPH_POLL_INTERVAL": "1", "ONCALL_GRAPH_DEPLOY_WEBHOOK_SECRETS": DEPLOY_SECRET,
+                    "ONCALL_GRAPH_CATALOG": str(catalog.folder),
+                }  # fmt: skip
+                bots = [start_bot(Path(scratch) / f"{name}-{i}.log", **env) for i in (1, 2)]
+                try:
+                    results[name] = measure(bots[0], bots[1], fake, SAMPLES[name])
+                except RuntimeError:
+                    print("\n".join(bot.output()[-3000:] for bot in bots))
+                    raise
+                finally:
+                    for bot in bots:
+                        stop(bot)
+            for label, figures in results[name].items():
+                print(f"{name:>13} webhook -> {label:>13}: p50 {figures['p50']:7.0f} ms  p99 {figures['p99']:7.0f} ms")
+    OUT.mkdir(exist_ok=True)
+    (OUT / "webhook_results.json").write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Deploy events pushed in over HTTP: POST /webhooks/github and POST /webhooks/deploys."""
