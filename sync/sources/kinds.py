@@ -69,8 +69,9 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
         env="ONCALL_GRAPH_CATALOG",
         help="Backstage descriptor file, folder or catalog API URL",
         placeholder="SRC",
-        reads="Backstage descriptors: a `catalog-info.yaml`, a folder (recursive `*.yaml`/`*.yml`), "
-        "or a catalog API URL",
+        reads="Backstage descriptors: a `catalog-info.yaml`, a folder (recursive `*.yaml`/`*.yml`/`*.json`), "
+        'or a catalog API URL; a saved API response (`entities.json`: a JSON array, or `{"items": [...]}` as '
+        "`/entities/by-query` answers) reads from a file or folder as from the URL, computed `relations` included",
         doc="Backstage descriptors: catalog-info.yaml files, folders (searched recursively) or a catalog API URL.",
         example="examples/acme/catalog",
         read="catalog:read_catalog_rows",
@@ -89,7 +90,8 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
         help="deploy feed: JSON Lines file or URL",
         placeholder="SRC",
         reads="deploy feed: JSON Lines or JSON array, file or URL; native events, GitHub `deployment_status` "
-        "payloads, PagerDuty Change Events",
+        "payloads, PagerDuty Change Events (alert events, with `event_action`, are refused line by line: they "
+        "belong to PagerDuty)",
         doc="Deploy feed: JSON Lines file or URL (native events, GitHub deployment_status, PagerDuty Change Events).",
         example="examples/acme/deploys.jsonl",
         read="deploys:read_deploys",
