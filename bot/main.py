@@ -35,7 +35,7 @@ from bot.telemetry.log_format import configure_logging
 from bot.telemetry.metrics import Metrics
 from bot.telemetry.sync_telemetry import SyncTelemetry
 from bot.telemetry.tracing import start_tracing
-from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, measure_lag
+from graph.freshness import LagReport, StalePolicy, judge
 from graph.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
 from graph.snapshot import Snapshot, SnapshotRef
@@ -89,12 +89,12 @@ def hygiene_counts(snapshot: Snapshot) -> dict[str, int]:
 
 def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, ref: SnapshotRef) -> BotDeps:
     names = [s.name for s in specs]
-    overrides = settings.stale_after_map()
+    policy = StalePolicy(settings.sync_interval, settings.stale_after_map())
 
     def lag() -> LagReport:
         states = store.source_states()
         marks = [s.mark() for name, s in states.items() if not names or name in names]
-        return measure_lag(marks, clock(), interval=settings.sync_interval, overrides=overrides)
+        return judge(marks, clock(), policy)
 
     replica = replica_name()
     reviews = ReviewStore(store)
@@ -123,7 +123,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         admins=split_list(settings.admins),
         watch_channels=split_list(settings.watch_channels),
         alert_bots=split_list(settings.alert_bots),
-        stale_after=DEFAULT_STALE_INTERVALS * settings.sync_interval,
+        stale_policy=policy,
         hygiene=hygiene_counts,
         pending_reviews=lambda: (reviews.count(), reviews.edges(limit=EDGES_SHOWN)),
         decide_review=decide_review,

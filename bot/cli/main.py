@@ -23,13 +23,13 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bot.cli.parser import QUERY_COMMANDS, SOURCE_OPTIONS, build_parser
 from bot.query.asking import ModelPorts
-from bot.query.replies import EXIT_OK, EXIT_USAGE, answer, picture
+from bot.query.replies import EXIT_OK, EXIT_USAGE, reply
 from bot.render import text as render_text
 from bot.render.dot import Picture
 from bot.render.png import PictureRenderer
 from bot.settings import Settings
 from bot.telemetry.metrics import Metrics
-from graph.freshness import measure_lag
+from graph.freshness import StalePolicy, judge
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.refresh import FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources.registry import SourceAccess, SourceSpec
@@ -53,6 +53,14 @@ def source_specs(args: argparse.Namespace, settings: Settings) -> list[SourceSpe
     if given:
         return given
     return [SourceSpec(flag, loc) for flag, dest, _ in SOURCE_OPTIONS for loc in settings.sources(dest)]
+
+
+def stale_policy(settings: Settings) -> StalePolicy:
+    """When a source is too old to trust, for every answer and lag report (ONCALL_GRAPH_STALE_AFTER)."""
+    try:
+        return StalePolicy(settings.sync_interval, settings.stale_after_map())
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def source_access(settings: Settings) -> SourceAccess:
@@ -166,7 +174,7 @@ def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> di
     states = store.source_states()
     names = [s.name for s in specs] or sorted(states)
     marks = [states[n].mark() for n in names if n in states]
-    report = measure_lag(marks, clock(), interval=settings.sync_interval, overrides=settings.stale_after_map())
+    report = judge(marks, clock(), stale_policy(settings))
     missing = [n for n in names if n not in states]
     sources = [
         {"name": s.name, "last_success": s.last_success.isoformat() if s.last_success else None,
@@ -266,7 +274,8 @@ def run_mcp(
         first=first,
         first_version=store.graph_version(),
     )
-    access = GraphAccess(live.current, lambda: run_lag(specs, store, settings), clock, now=args.now)
+    policy = stale_policy(settings)
+    access = GraphAccess(live.current, lambda: run_lag(specs, store, settings), clock, policy, now=args.now)
     return serve_mcp(access)
 
 
@@ -325,10 +334,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             assert args.command in QUERY_COMMANDS
             snapshot = prepare_snapshot(args, specs, store, settings, err)
             model = model_ports(settings) if args.command == "ask" else None
-            status, data, lines = answer(args, snapshot, args.now or wall, wall, model)
+            answered = reply(args, snapshot, args.now or wall, wall, stale_policy(settings), model)
+            status, data = answered.status, answered.data
+            lines = [] if args.json else answered.text()
             _report_model(data if args.command == "ask" else {}, err)
             if status == EXIT_OK and getattr(args, "png", None):
-                drawing = picture(args, snapshot, args.now or wall)
+                drawing = answered.picture()
     except UsageError as exc:
         err.print(Text(f"oncall-graph: {exc}", style="bold red"))
         return EXIT_USAGE
