@@ -34,7 +34,7 @@ from bot.telemetry.sync_telemetry import SyncTelemetry
 from bot.telemetry.tracing import start_tracing
 from bot.webhooks.deploys import build_deploy_webhooks
 from bot.wiring import clock, model, snapshot_ref, source_access
-from graph.freshness import DEFAULT_STALE_INTERVALS, LagReport, judge
+from graph.freshness import LagReport, judge
 from graph.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
 from graph.snapshot import Snapshot, SnapshotRef
@@ -119,7 +119,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         admins=split_list(settings.admins),
         watch_channels=split_list(settings.watch_channels),
         alert_bots=split_list(settings.alert_bots),
-        stale_after=DEFAULT_STALE_INTERVALS * settings.sync_interval,
+        stale_policy=policy,
         hygiene=hygiene_counts,
         pending_reviews=lambda: (reviews.count(), reviews.edges(limit=EDGES_SHOWN)),
         decide_review=decide_review,

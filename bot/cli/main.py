@@ -21,14 +21,14 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bot.cli.parser import QUERY_COMMANDS, build_parser, given_sources
 from bot.query.asking import ModelPorts
-from bot.query.replies import EXIT_OK, EXIT_USAGE, answer, picture
+from bot.query.replies import EXIT_OK, EXIT_USAGE, reply
 from bot.render import text as render_text
 from bot.render.dot import Picture
 from bot.render.png import PictureRenderer
 from bot.settings import Settings
 from bot.telemetry.metrics import Metrics
 from bot.wiring import StoreError, clock, model, open_store, shown_url, snapshot_ref, source_access
-from graph.freshness import OVERDUE, SourceLag, judge
+from graph.freshness import OVERDUE, SourceLag, StalePolicy, judge
 from graph.snapshot import Snapshot
 from sync.refresh import APPLIED, FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources.kinds import SOURCE_KINDS
@@ -49,6 +49,14 @@ def source_specs(args: argparse.Namespace, settings: Settings) -> list[SourceSpe
     if given:
         return given
     return [SourceSpec(kind.name, loc) for kind in SOURCE_KINDS for loc in settings.sources(kind.dest)]
+
+
+def stale_policy(settings: Settings) -> StalePolicy:
+    """When a source is too old to trust, for every answer and lag report (ONCALL_GRAPH_STALE_AFTER)."""
+    try:
+        return settings.stale_policy()
+    except ValueError as exc:  # a malformed ONCALL_GRAPH_STALE_AFTER: say which, never a traceback
+        raise UsageError(str(exc)) from exc
 
 
 def _report_sync(report: SyncReport, err: Console) -> None:
@@ -166,11 +174,7 @@ def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> di
     names = [s.name for s in specs] or sorted(states)
     names += sorted(n for n, state in states.items() if state.kind == PUSHED and n not in names)
     marks = [states[n].mark() for n in names if n in states]
-    try:
-        policy = settings.stale_policy()
-    except ValueError as exc:  # a malformed ONCALL_GRAPH_STALE_AFTER: say which, never a traceback
-        raise UsageError(str(exc)) from exc
-    report = judge(marks, clock(), policy)
+    report = judge(marks, clock(), stale_policy(settings))
     missing = [n for n in names if n not in states]
     sources = [
         {"name": s.name, "last_success": s.last_success.isoformat() if s.last_success else None,
@@ -297,7 +301,8 @@ def run_mcp(
         first=first,
         first_version=store.graph_version(),
     )
-    access = GraphAccess(live.current, lambda: run_lag(specs, store, settings), clock, now=args.now)
+    policy = stale_policy(settings)
+    access = GraphAccess(live.current, lambda: run_lag(specs, store, settings), clock, policy, now=args.now)
     return serve_mcp(access)
 
 
@@ -359,14 +364,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             ports = model_ports(settings) if args.command == "ask" else None
             # One clock: the graph's age is measured after the sync that made it, never before.
             wall = max(wall, clock())
-            status, data, lines = answer(args, snapshot, args.now or wall, wall, ports)
+            answered = reply(args, snapshot, args.now or wall, wall, stale_policy(settings), ports)
+            status, data = answered.status, answered.data
             if args.command == "lint" and data.get("failed_sources"):
                 # A source that gave nothing usable is "no usable input" for it (exit 2, as for no
                 # input at all): 1 means a name did not resolve, and 0 would let CI pass a dead source.
                 status = EXIT_USAGE
+            lines = [] if args.json else answered.text()
             _report_model(data if args.command == "ask" else {}, err)
             if status == EXIT_OK and getattr(args, "png", None):
-                drawing = picture(args, snapshot, args.now or wall)
+                drawing = answered.picture()
     except (UsageError, StoreError) as exc:
         err.print(Text(f"oncall-graph: {exc}", style="bold red"))
         return EXIT_USAGE

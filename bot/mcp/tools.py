@@ -7,13 +7,18 @@ Each tool returns exactly the JSON value the command line prints with `--json` (
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.query.blast import answer_blast, answer_suspects
+from bot.query.bundle import BlastQuery, SuspectsQuery
 from bot.query.durations import parse_window
+from bot.query.lookup import answer_path, answer_resolve
 from bot.query.replies import blast_reply, path_reply, resolve_reply, suspects_reply
+from graph.freshness import StalePolicy
 from graph.snapshot import Snapshot
+from graph.visibility import EVERYONE
 
 Json = dict[str, Any]
 DEFAULT_SINCE = "6h"
@@ -31,6 +36,7 @@ class GraphAccess:
     snapshot: Callable[[], Snapshot]  # raises ToolInputError while the database holds no graph
     lag: Callable[[], Json]
     clock: Callable[[], datetime]
+    policy: StalePolicy = field(default_factory=StalePolicy)  # ONCALL_GRAPH_STALE_AFTER, as for every front
     now: datetime | None = None  # --now: a fixed clock for deploy windows
 
 
@@ -90,23 +96,26 @@ def _since(arguments: Mapping[str, Any]) -> timedelta:
 def _blast(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     name = _text("blast_radius", arguments, "name")
     depth = _depth("blast_radius", arguments, None)
-    return blast_reply(access.snapshot(), name, depth=depth, wall=access.clock()).data
+    bundle = answer_blast(access.snapshot(), BlastQuery(name, depth), EVERYONE, access.clock(), access.policy)
+    return blast_reply(bundle).data
 
 
 def _suspects(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     name, since = _text("suspects", arguments, "name"), _since(arguments)
     depth = _depth("suspects", arguments, DEFAULT_SUSPECTS_DEPTH) or DEFAULT_SUSPECTS_DEPTH
-    wall = access.clock()
-    return suspects_reply(access.snapshot(), name, since=since, depth=depth, now=access.now or wall, wall=wall).data
+    wall, snapshot = access.clock(), access.snapshot()
+    query = SuspectsQuery(name, since=since, depth=depth, at=access.now or wall)
+    return suspects_reply(answer_suspects(snapshot, query, EVERYONE, wall, access.policy), snapshot).data
 
 
 def _path(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     src, dst = _text("path", arguments, "from"), _text("path", arguments, "to")
-    return path_reply(access.snapshot(), src, dst).data
+    return path_reply(answer_path(access.snapshot(), (src, dst), EVERYONE, access.clock(), access.policy)).data
 
 
 def _resolve(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
-    return resolve_reply(access.snapshot(), _text("resolve", arguments, "name")).data
+    name = _text("resolve", arguments, "name")
+    return resolve_reply(answer_resolve(access.snapshot(), name, EVERYONE, access.clock(), access.policy)).data
 
 
 def _lag(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:

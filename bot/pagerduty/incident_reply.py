@@ -18,15 +18,16 @@ from slack_sdk.errors import SlackApiError
 from bot.pagerduty.channel import choose_channel
 from bot.pagerduty.incident_post import format_incident_post
 from bot.pagerduty.payload import Incident
+from bot.query.alert import answer_alert, resolve_alert
+from bot.query.bundle import AlertQuery
 from bot.slack.attachments import upload_full_text
-from bot.slack.blocks.messages import SlackMessage, format_alert_reply, format_unresolved
+from bot.slack.blocks.messages import SlackMessage
 from bot.slack.delivery import message_kwargs
 from bot.slack.deps import BotDeps
-from graph.blast import blast_radius
+from bot.slack.replies import alert_message, model_ports
 from graph.names import Resolution
 from graph.snapshot import Snapshot
-from graph.suspects import suspects
-from graph.visibility import EVERYONE, Viewer, resolve_first
+from graph.visibility import EVERYONE, Viewer
 
 log = logging.getLogger(__name__)
 
@@ -70,9 +71,11 @@ def answer_incident(deps: BotDeps, client: WebClient, routing: IncidentRouting, 
             incident.service_name or incident.service_id,
         )
         return NO_CHANNEL
+    started = time.perf_counter()
+    bundle = answer_alert(snapshot, alert_query(incident), Viewer(channel=route.channel), deps.clock(),
+                          deps.stale_policy, model_ports(deps), cpu=deps.work_slots)  # fmt: skip
     with deps.work_slots:
-        started = time.perf_counter()
-        message, outcome = _message(deps, snapshot, incident, route.channel)
+        message = format_incident_post(incident, alert_message(deps, bundle, snapshot, metric="pagerduty"))
         try:
             post(client, message, channel=route.channel)
         except SlackApiError as exc:
@@ -80,28 +83,19 @@ def answer_incident(deps: BotDeps, client: WebClient, routing: IncidentRouting, 
                       exc.response.get("error"))  # fmt: skip
             return FAILED
         deps.metrics.latency.labels("pagerduty").observe(time.perf_counter() - started)
+    outcome = POSTED if bundle.resolved.entity else UNRESOLVED
     log.info("PagerDuty incident %s posted in %s (%s)", incident.id, route.channel, route.reason)
     return outcome
 
 
+def alert_query(incident: Incident) -> AlertQuery:
+    """The incident as an alert; its suspects window ends when it began, not when the webhook arrived."""
+    return AlertQuery(incident.service_id, incident.service_name, incident.title, at=incident.created_at)
+
+
 def resolve_service(snapshot: Snapshot, incident: Incident, viewer: Viewer) -> Resolution:
     """By PagerDuty service id (an alias of the entity carrying `pagerduty.com/service-id`), then by name."""
-    fallback = incident.service_name or incident.service_id
-    return resolve_first(snapshot, (incident.service_id, incident.service_name), viewer, fallback=fallback)
-
-
-def _message(deps: BotDeps, snapshot: Snapshot, incident: Incident, channel: str) -> tuple[SlackMessage, str]:
-    viewer = Viewer(channel=channel)
-    resolution = resolve_service(snapshot, incident, viewer)
-    if resolution.entity is None:
-        deps.metrics.unresolved.labels("pagerduty").inc()
-        name = incident.service_name or incident.service_id
-        return format_incident_post(incident, format_unresolved(name, resolution, command="suspects")), UNRESOLVED
-    now = deps.clock()
-    found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
-    impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
-    reply = format_alert_reply(found, impact, snapshot, now=now, stale_after=deps.stale_after)
-    return format_incident_post(incident, reply), POSTED
+    return resolve_alert(snapshot, alert_query(incident), viewer).resolution
 
 
 def post(client: WebClient, message: SlackMessage, *, channel: str) -> None:

@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
+
+from bot.query.durations import parse_instant
 
 TRIGGERED = "incident.triggered"
 
@@ -28,6 +31,7 @@ class Incident:
     html_url: str
     service_id: str
     service_name: str
+    created_at: datetime | None = None  # when the incident began: a suspects window ends here, not on arrival
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +80,18 @@ def parse_incident(data: object) -> Incident:
         html_url=_text(data, "html_url", "event.data"),
         service_id=service_id,
         service_name=service_name,
+        created_at=_instant(data, "created_at", "event.data"),
     )
+
+
+def _instant(parent: Mapping[str, object], key: str, where: str) -> datetime | None:
+    text = _text(parent, key, where)
+    if not text:
+        return None
+    try:
+        return parse_instant(text)
+    except ValueError as exc:
+        raise WebhookPayloadError(f"{_field(where, key)}: {exc}") from None
 
 
 def _object(parent: Mapping[str, object], key: str, where: str) -> Mapping[str, object] | None:

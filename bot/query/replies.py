@@ -1,32 +1,42 @@
-"""One query command on one snapshot: (exit status, JSON value, text lines). Pure, except that `ask`
-with a model given calls it (to read the question and phrase the graph's answer).
+"""One query command on one snapshot, for the command line and the MCP server: the question kind's
+answer bundle, rendered as (exit status, JSON value, text lines). Pure, except that `ask` with a
+model given calls it.
 
-Each query command has one `*_reply` function; the command line and the MCP server both call it, so a
-tool answers with exactly the JSON value that `--json` prints.
+The command line and the MCP server both call these, so a tool answers with exactly the JSON value
+that `--json` prints; neither computes anything of its own.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from functools import partial
+from datetime import datetime
 from typing import Any
 
 from rich.text import Text
 
-from bot.query.asking import Asked, ModelPorts, ask_question
+from bot.query.ask import answer_ask
+from bot.query.asking import ModelPorts
+from bot.query.blast import answer_blast, answer_suspects
+from bot.query.bundle import (
+    AskAnswer,
+    BlastAnswer,
+    BlastQuery,
+    PathAnswer,
+    ResolveAnswer,
+    SuspectsAnswer,
+    SuspectsQuery,
+)
+from bot.query.lookup import answer_lint, answer_path, answer_resolve
 from bot.render import json as render_json
 from bot.render import text as render_text
 from bot.render.dot import Picture, blast_dot, suspects_dot
-from graph.blast import blast_radius
-from graph.hygiene import lint
-from graph.names import Resolution, resolve
-from graph.passages import CitedPassage, cite_passages
-from graph.paths import find_path
+from bot.render.freshness import Freshness
+from graph.freshness import StalePolicy
+from graph.passages import CitedPassage
 from graph.snapshot import Snapshot
-from graph.suspects import suspects
+from graph.visibility import EVERYONE
 
 EXIT_OK, EXIT_UNRESOLVED, EXIT_USAGE = 0, 1, 2
 Outcome = tuple[int, Any, list[Text]]
@@ -39,104 +49,107 @@ class Reply:
     status: int
     data: dict[str, Any]
     text: Callable[[], list[Text]]
+    picture: Callable[[], Picture | None] = lambda: None
 
     def outcome(self) -> Outcome:
         return self.status, self.data, self.text()
 
 
-def answer(
-    args: argparse.Namespace, snapshot: Snapshot, now: datetime, wall: datetime, model: ModelPorts | None = None
-) -> Outcome:
+def reply(
+    args: argparse.Namespace,
+    snapshot: Snapshot,
+    now: datetime,
+    wall: datetime,
+    policy: StalePolicy,
+    model: ModelPorts | None = None,
+) -> Reply:
+    """The command line sees everything (an operator's tool); `now` moves windows, `wall` judges freshness."""
     command = args.command
     if command == "lint":
-        report = lint(snapshot)
-        return EXIT_OK, render_json.lint_json(report), render_text.render_lint(report)
+        report = answer_lint(snapshot, EVERYONE, wall, policy).report
+        return Reply(EXIT_OK, render_json.lint_json(report), lambda: render_text.render_lint(report))
     if command == "ask":
-        asked = ask_question(snapshot, args.question, now=now, model=model, purpose="ask")
-        found = asked.answer
-        status = EXIT_OK if found.entities else EXIT_UNRESOLVED
-        data = render_json.ask_json(found) | phrasing_json(asked)
-        return status, data, render_text.render_answer(found, asked.phrasing)
+        return ask_reply(answer_ask(snapshot, args.question, EVERYONE, now, policy, model, wall=wall))
     if command == "path":
-        return path_reply(snapshot, args.src, args.dst).outcome()
+        return path_reply(answer_path(snapshot, (args.src, args.dst), EVERYONE, wall, policy))
     if command == "resolve":
-        return resolve_reply(snapshot, args.name).outcome()
+        return resolve_reply(answer_resolve(snapshot, args.name, EVERYONE, wall, policy))
     if command == "blast-radius":
-        return blast_reply(snapshot, args.name, depth=args.depth, wall=wall).outcome()
-    return suspects_reply(snapshot, args.name, since=args.since, depth=args.depth, now=now, wall=wall).outcome()
+        return blast_reply(answer_blast(snapshot, BlastQuery(args.name, args.depth), EVERYONE, wall, policy))
+    query = SuspectsQuery(args.name, since=args.since, depth=args.depth, at=now)
+    return suspects_reply(answer_suspects(snapshot, query, EVERYONE, wall, policy), snapshot)
 
 
-def picture(args: argparse.Namespace, snapshot: Snapshot, now: datetime) -> Picture | None:
-    """The DOT picture of a blast-radius or suspects answer: the same query again (walks are cheap)."""
-    resolution = resolve(snapshot.aliases, args.name)
-    if resolution.entity is None:
-        return None
-    if args.command == "blast-radius":
-        return blast_dot(blast_radius(snapshot, resolution.entity, max_depth=args.depth))
-    found = suspects(snapshot, resolution.entity, now=now, window=args.since, max_depth=args.depth)
-    return suspects_dot(found, snapshot)
-
-
-def resolve_reply(snapshot: Snapshot, name: str) -> Reply:
-    resolution = resolve(snapshot.aliases, name)
+def resolve_reply(bundle: ResolveAnswer) -> Reply:
+    resolution = bundle.resolved.resolution
     status = EXIT_OK if resolution.entity else EXIT_UNRESOLVED
     return Reply(status, render_json.resolve_json(resolution), lambda: render_text.render_resolution(resolution))
 
 
-def _unresolved(name: str, resolution: Resolution) -> Reply:
-    data = render_json.unresolved_json(name, resolution)
-    return Reply(EXIT_UNRESOLVED, data, partial(render_text.render_unresolved, resolution))
+def blast_reply(bundle: BlastAnswer) -> Reply:
+    result, resolution = bundle.result, bundle.resolved.resolution
+    if result is None:
+        data = render_json.unresolved_json(bundle.query.name, resolution)
+        return Reply(EXIT_UNRESOLVED, data, lambda: render_text.render_unresolved(resolution))
+    data = render_json.blast_json(bundle.query.name, result)
+    body = lambda: render_text.render_blast(result)  # noqa: E731
+    return _answered(bundle.freshness, data, bundle.passages, body, lambda: blast_dot(result))
 
 
-def blast_reply(snapshot: Snapshot, name: str, *, depth: int | None, wall: datetime) -> Reply:
-    resolution = resolve(snapshot.aliases, name)
-    if resolution.entity is None:
-        return _unresolved(name, resolution)
-    result = blast_radius(snapshot, resolution.entity, max_depth=depth)
-    quoted = cite_passages(snapshot, result.subjects())
-    data = render_json.blast_json(name, result)
-    return _answered(snapshot, wall, data, quoted, lambda: render_text.render_blast(result))
-
-
-def suspects_reply(
-    snapshot: Snapshot, name: str, *, since: timedelta, depth: int, now: datetime, wall: datetime
-) -> Reply:
-    resolution = resolve(snapshot.aliases, name)
-    if resolution.entity is None:
-        return _unresolved(name, resolution)
-    found = suspects(snapshot, resolution.entity, now=now, window=since, max_depth=depth)
-    quoted = cite_passages(snapshot, found.subjects())
-    data = render_json.suspects_json(name, found)
-    return _answered(snapshot, wall, data, quoted, lambda: render_text.render_suspects(found))
+def suspects_reply(bundle: SuspectsAnswer, snapshot: Snapshot) -> Reply:
+    """`snapshot` only names the owners the picture labels."""
+    found, resolution = bundle.result, bundle.resolved.resolution
+    if found is None:
+        data = render_json.unresolved_json(bundle.query.name, resolution)
+        return Reply(EXIT_UNRESOLVED, data, lambda: render_text.render_unresolved(resolution))
+    data = render_json.suspects_json(bundle.query.name, found)
+    body = lambda: render_text.render_suspects(found)  # noqa: E731
+    return _answered(bundle.freshness, data, bundle.passages, body, lambda: suspects_dot(found, snapshot))
 
 
 def _answered(
-    snapshot: Snapshot, wall: datetime, data: dict[str, Any], quoted: Sequence[CitedPassage],
-    body: Callable[[], list[Text]],
+    freshness: Freshness, data: dict[str, Any], quoted: tuple[CitedPassage, ...], body: Callable[[], list[Text]],
+    picture: Callable[[], Picture | None],
 ) -> Reply:  # fmt: skip
-    """An answer with the graph's age and the runbook passages it quotes, in JSON and in text."""
-    data = data | {"graph": render_json.graph_json(snapshot, wall), "passages": render_json.passages_json(quoted)}
-    text = lambda: [render_text.graph_header(snapshot, wall), *body(), *render_text.render_passages(quoted)]  # noqa: E731
+    """An answer with the graph's age, its stale warning and the runbook passages it quotes."""
+    data = data | {"graph": render_json.graph_json(freshness), "passages": render_json.passages_json(quoted)}
+
+    def text() -> list[Text]:
+        head = [render_text.graph_header(freshness), *render_text.stale_lines(freshness)]
+        return [*head, *body(), *render_text.render_passages(quoted)]
+
+    return Reply(EXIT_OK, data, text, picture)
+
+
+def path_reply(bundle: PathAnswer) -> Reply:
+    src, dst = bundle.ends
+    unresolved, result = bundle.unresolved, bundle.result
+    if unresolved is not None or result is None:
+        resolution = (unresolved or src).resolution
+        data: dict[str, Any] = {"from": src.entity, "to": dst.entity, "path": [], "edges": []}
+        data["unresolved"] = render_json.unresolved_json(resolution.query, resolution)
+        return Reply(EXIT_UNRESOLVED, data, lambda: render_text.render_unresolved(resolution))
+    data = render_json.path_json(result)  # the contract's shape, compared byte for byte with the MCP tool's
+    freshness = bundle.freshness
+    text = lambda: [*render_text.stale_lines(freshness), *render_text.render_path(result)]  # noqa: E731
     return Reply(EXIT_OK, data, text)
 
 
-def path_reply(snapshot: Snapshot, src: str, dst: str) -> Reply:
-    ends = [resolve(snapshot.aliases, src), resolve(snapshot.aliases, dst)]
-    for resolution in ends:
-        if resolution.entity is None:
-            data: dict[str, Any] = {"from": ends[0].entity, "to": ends[1].entity, "path": [], "edges": []}
-            data["unresolved"] = render_json.unresolved_json(resolution.query, resolution)
-            return Reply(EXIT_UNRESOLVED, data, partial(render_text.render_unresolved, resolution))
-    result = find_path(snapshot, ends[0].entity or "", ends[1].entity or "")
-    return Reply(EXIT_OK, render_json.path_json(result), lambda: render_text.render_path(result))
+def ask_reply(bundle: AskAnswer) -> Reply:
+    found = bundle.answer
+    status = EXIT_OK if found.entities else EXIT_UNRESOLVED
+    data = render_json.ask_json(found) | phrasing_json(bundle) | {"graph": render_json.graph_json(bundle.freshness)}
+    freshness = bundle.freshness
+    text = lambda: [*render_text.stale_lines(freshness), *render_text.render_answer(found, bundle.phrasing)]  # noqa: E731
+    return Reply(status, data, text)
 
 
-def phrasing_json(asked: Asked) -> dict[str, Any]:
+def phrasing_json(bundle: AskAnswer) -> dict[str, Any]:
     """Additive `ask --json` keys: which model phrased the answer (null: the graph's own sentences)."""
-    phrasing = asked.phrasing
+    phrasing = bundle.phrasing
     return {
         "phrased_by": phrasing.model if phrasing else None,
         "phrased": phrasing.text if phrasing else None,
         "phrased_cites": list(phrasing.cited) if phrasing else [],
-        "model_fallback": asked.fallback or None,
+        "model_fallback": bundle.fallback or None,
     }

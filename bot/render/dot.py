@@ -12,16 +12,13 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from bot.render.wording import plural, utc, window_token
-from graph.ask import DEPENDENCIES, IMPACT, Answer, read_window
-from graph.blast import BREAKS, BlastRadius, blast_radius
+from graph.blast import BREAKS, BlastRadius
 from graph.edges import EdgeFacts
 from graph.refs import short_name
 from graph.snapshot import Snapshot
-from graph.suspects import SuspectDeploy, Suspects, suspects
-from graph.visibility import Viewer
+from graph.suspects import SuspectDeploy, Suspects
 
 MAX_NODES = 40  # entities drawn besides the failed or alerting one; past ~40 a PNG in Slack is unreadable
 # Node ids of the summaries: entity refs always hold a ':', so these never meet an entity.
@@ -111,16 +108,12 @@ def alert_dot(found: Suspects, impact: BlastRadius, snapshot: Snapshot, *, max_n
     return Picture(_graph("LR", title, center, [above, below]), _filename("alert", name), f"Alert on {name}")
 
 
-def answer_dot(snapshot: Snapshot, answer: Answer, *, now: datetime, viewer: Viewer) -> Picture | None:
-    """A mention's picture when it asked what breaks or what something depends on; else none."""
-    if not answer.entities:
-        return None
-    ref = answer.entities[0]  # the entity `ask` answered about
-    if answer.intent == IMPACT:
-        return blast_dot(blast_radius(snapshot, ref, viewer=viewer))
-    if answer.intent == DEPENDENCIES:
-        found = suspects(snapshot, ref, now=now, window=read_window(answer.question), viewer=viewer)
-        return suspects_dot(found, snapshot)
+def view_dot(view: BlastRadius | Suspects | None, snapshot: Snapshot) -> Picture | None:
+    """A mention's picture: what breaks (impact questions) or what it depends on; else none."""
+    if isinstance(view, BlastRadius):
+        return blast_dot(view)
+    if isinstance(view, Suspects):
+        return suspects_dot(view, snapshot)
     return None
 
 

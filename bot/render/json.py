@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from bot.render.freshness import Freshness
 from graph.ask import Answer
 from graph.blast import BlastRadius
 from graph.edges import EdgeFacts
@@ -13,7 +14,6 @@ from graph.hygiene import LintReport
 from graph.names import Resolution
 from graph.passages import CitedPassage
 from graph.paths import CitedPath
-from graph.snapshot import Snapshot
 from graph.suspects import SuspectDeploy, Suspects
 
 Json = dict[str, Any]
@@ -38,16 +38,17 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 
-def graph_json(snapshot: Snapshot, now: datetime) -> Json:
-    oldest = snapshot.age_mark()
-    # Never below zero: a source synced a moment after `now` was read is fresh, not from the future.
-    age = max(0.0, (now - oldest.last_success).total_seconds()) if oldest and oldest.last_success else None
+def graph_json(freshness: Freshness) -> Json:
+    """The graph an answer came from; `stale` and `warnings` name the sources it must not be trusted on."""
+    oldest = freshness.oldest
     return {
-        "built_at": _iso(snapshot.built_at),
-        "entities": len(snapshot.entities),
-        "edges": snapshot.edge_count,
+        "built_at": _iso(freshness.built_at),
+        "entities": freshness.entities,
+        "edges": freshness.edges,
         "oldest_source": oldest.name if oldest else None,
-        "age_seconds": age,
+        "age_seconds": freshness.age_seconds,
+        "stale": freshness.stale,
+        "warnings": list(freshness.warnings),
     }
 
 

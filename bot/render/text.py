@@ -6,12 +6,12 @@ Pure: returns rich `Text` lines; styles vanish by themselves when output is pipe
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from itertools import groupby
 
 from rich.text import Text
 
 from bot.model.ports import Phrasing
+from bot.render.freshness import Freshness
 from bot.render.labels import labelled_lines
 from bot.render.wording import format_age as format_age  # re-exported: bot.cli.main reads it from here
 from bot.render.wording import summarized as _summarized
@@ -25,23 +25,25 @@ from graph.names import Resolution
 from graph.passages import CitedPassage, snippet
 from graph.paths import CitedPath, chain_text
 from graph.refs import short_name
-from graph.snapshot import Snapshot
 from graph.suspects import Suspects
 
 PER_GROUP = 15
 SURVIVORS_SHOWN = 20
 
 
-def graph_header(snapshot: Snapshot, now: datetime) -> Text:
-    oldest = snapshot.age_mark()
-    line = Text(f"graph: {len(snapshot.entities)} entities, {snapshot.edge_count} edges", style="dim")
-    if oldest and oldest.last_success:
-        age = max(0.0, (now - oldest.last_success).total_seconds())  # one clock: never from the future
+def graph_header(freshness: Freshness) -> Text:
+    oldest, age = freshness.oldest, freshness.age_seconds
+    line = Text(f"graph: {freshness.entities} entities, {freshness.edges} edges", style="dim")
+    if oldest and age is not None:
         line.append(f" · oldest source {oldest.name}, {format_age(age)} old")
-    failed = [m.name for m in snapshot.marks.values() if not m.ok]
-    if failed:
-        line.append(f" · failing: {', '.join(failed)}", style="bold red")
+    if freshness.failing:
+        line.append(f" · failing: {', '.join(freshness.failing)}", style="bold red")
     return line
+
+
+def stale_lines(freshness: Freshness) -> list[Text]:
+    """The warning under the header: one line per source an answer must not be trusted on."""
+    return [Text(f"⚠ stale graph: {reason}", style="bold yellow") for reason in freshness.warnings]
 
 
 def _names(refs: Iterable[str]) -> str:

@@ -13,7 +13,7 @@ from bot.model.ports import Explainer, QuestionReader
 from bot.slack.answer_slots import AnswerSlots
 from bot.slack.attachments import Attachments
 from bot.telemetry.metrics import Metrics
-from graph.freshness import LagReport
+from graph.freshness import LagReport, StalePolicy
 from graph.review import ProposedEdge
 from graph.snapshot import Snapshot
 
@@ -28,7 +28,7 @@ class BotDeps:
     admins: Collection[str] = ()
     watch_channels: Collection[str] = ()
     alert_bots: Collection[str] = ("PagerDuty",)
-    stale_after: float | None = None  # seconds; older graphs are called out in every answer
+    stale_policy: StalePolicy = field(default_factory=StalePolicy)  # when every answer warns of a stale source
     hygiene: Callable[[Snapshot], Mapping[str, int]] = field(default=lambda _s: {})
     work_slots: AnswerSlots = field(default_factory=AnswerSlots)  # around every answer's CPU work
     # Extracted edges held for review: (how many, the first few); deciding one records the Slack user id.

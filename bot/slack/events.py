@@ -9,26 +9,23 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import replace
 from typing import Any
 
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.query.asking import ModelPorts, ask_question, explain_alert
-from bot.render.dot import alert_dot, answer_dot
+from bot.query.alert import answer_alert
+from bot.query.ask import answer_ask
+from bot.query.bundle import AlertQuery
 from bot.slack.alert_message import Alert, incident_key, is_alert, parse_alert
-from bot.slack.blocks.messages import format_alert_reply, format_answer, format_refusal, format_unresolved
+from bot.slack.blocks.messages import (
+    format_refusal,
+)
 from bot.slack.delivery import say_in_thread
 from bot.slack.deps import BotDeps
-from bot.slack.replies import LOADING
-from bot.telemetry.instrument import note_counts, note_entities, observed_query
-from graph.blast import blast_radius
-from graph.names import Resolution
-from graph.passages import cite_passages
-from graph.snapshot import Snapshot
-from graph.suspects import suspects
-from graph.visibility import Viewer, resolve_first
+from bot.slack.replies import LOADING, alert_message, mention_message, model_ports
+from bot.telemetry.instrument import observed_query
+from graph.visibility import Viewer
 
 log = logging.getLogger(__name__)
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
@@ -89,28 +86,18 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
     if snapshot is None:
         say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
         return
-    question = _question(event)
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
-    now = deps.clock()
-    asked = ask_question(
-        snapshot, question, now=now, model=_model(deps), viewer=viewer, purpose="mention", cpu=deps.work_slots
-    )
-    answer = asked.answer
-    note_entities(*answer.entities)
-    note_counts(edges=len(answer.edges))
-    drawing = lambda: answer_dot(snapshot, answer, now=now, viewer=viewer)  # noqa: E731
+    bundle = answer_ask(
+        snapshot, _question(event), viewer, deps.clock(), deps.stale_policy, model_ports(deps), purpose="mention",
+        cpu=deps.work_slots,
+    )  # fmt: skip
     with deps.work_slots:
-        message = replace(format_answer(answer, snapshot, now=now, phrasing=asked.phrasing), draw_picture=drawing)
+        message = mention_message(bundle, snapshot)
         say_in_thread(client, message, channel=channel, thread_ts=thread, attachments=deps.attachments)
 
 
-def _model(deps: BotDeps) -> ModelPorts:
-    return ModelPorts(deps.explainer, deps.reader, deps.metrics)
-
-
-def _resolve_alert(snapshot: Snapshot, alert: Alert, viewer: Viewer) -> Resolution:
-    fallback = alert.service_name or alert.title or alert.service_id
-    return resolve_first(snapshot, (alert.service_id, alert.service_name), viewer, fallback=fallback)
+def alert_query(alert: Alert) -> AlertQuery:
+    return AlertQuery(alert.service_id, alert.service_name, alert.title)
 
 
 def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, ts: str) -> None:
@@ -119,24 +106,8 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
         say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=ts)
         return
     viewer = Viewer(channel=channel)
+    now, policy = deps.clock(), deps.stale_policy
+    bundle = answer_alert(snapshot, alert_query(alert), viewer, now, policy, model_ports(deps), cpu=deps.work_slots)
     with deps.work_slots:
-        resolution = _resolve_alert(snapshot, alert, viewer)
-    if resolution.entity is None:
-        name = _alert_name(alert)
-        # A service hidden from this channel (restricted) is no gap in the catalog: not counted by name.
-        deps.metrics.unresolved_name("alert", name, by_name=not snapshot.aliases.names_one(name))
-        say_in_thread(client, format_unresolved(name, resolution, command="suspects"), channel=channel, thread_ts=ts)
-        return
-    note_entities(resolution.entity)
-    now = deps.clock()
-    with deps.work_slots:
-        found = suspects(snapshot, resolution.entity, now=now, viewer=viewer)
-        impact = blast_radius(snapshot, resolution.entity, viewer=viewer)
-    note_counts(dependencies=len(found.dependencies), impacted=impact.impacted_count)
-    quoted = cite_passages(snapshot, found.subjects(), viewer=viewer)
-    model = _model(deps)
-    phrased = explain_alert(model, snapshot, found, impact, title=alert.title, viewer=viewer, cpu=deps.work_slots)
-    with deps.work_slots:
-        message = format_alert_reply(found, impact, snapshot, now=now, passages=quoted, phrasing=phrased.phrasing)
-        message = replace(message, draw_picture=lambda: alert_dot(found, impact, snapshot))
+        message = alert_message(deps, bundle, snapshot, metric="alert")
         say_in_thread(client, message, channel=channel, thread_ts=ts, attachments=deps.attachments)

@@ -1,4 +1,4 @@
-"""What the bot answers to a command, as a SlackMessage: parse the arguments, resolve, walk, format.
+"""What the bot answers to a command, as a SlackMessage: parse the arguments, ask the query layer, render.
 
 No Slack client here: handlers deliver the message.
 """
@@ -9,10 +9,15 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
+from bot.query.asking import ModelPorts
+from bot.query.blast import answer_blast, answer_suspects
+from bot.query.bundle import AlertAnswer, AskAnswer, BlastAnswer, BlastQuery, Resolved, SuspectsAnswer, SuspectsQuery
 from bot.query.durations import parse_window
-from bot.render.dot import blast_dot, suspects_dot
+from bot.render.dot import alert_dot, blast_dot, suspects_dot, view_dot
 from bot.slack.blocks.messages import (
     SlackMessage,
+    format_alert_reply,
+    format_answer,
     format_blast_radius,
     format_refusal,
     format_suspects,
@@ -20,11 +25,8 @@ from bot.slack.blocks.messages import (
 )
 from bot.slack.deps import BotDeps
 from bot.telemetry.instrument import note_counts, note_entities
-from graph.blast import blast_radius
-from graph.passages import cite_passages
 from graph.snapshot import Snapshot
-from graph.suspects import suspects
-from graph.visibility import Viewer, resolve_for
+from graph.visibility import Viewer
 
 BLAST, SUSPECTS = "blast-radius", "suspects"
 DEFAULT_WINDOW = timedelta(hours=6)
@@ -51,34 +53,71 @@ def split_suspects_args(text: str) -> tuple[str, timedelta]:
 def reply_to_command(
     deps: BotDeps, snapshot: Snapshot | None, command: str, text: str, viewer: Viewer, *, shared: bool = False
 ) -> SlackMessage:
+    """Parse the command's text, ask the query layer, render its bundle."""
     if snapshot is None:
         return format_refusal(LOADING)
     if command == BLAST:
         name, depth = split_blast_args(text)
-        window = DEFAULT_WINDOW
     else:
         name, window = split_suspects_args(text)
-        depth = None
     if not name:
         usage = "/blast-radius NAME [depth]" if command == BLAST else "/suspects NAME [since, e.g. 6h]"
         return format_refusal(f"Usage: {usage}")
-    resolution = resolve_for(snapshot, name, viewer)
-    if resolution.entity is None:
-        # A name hidden from this asker is no gap in the catalog: it is counted, but not by name.
-        deps.metrics.unresolved_name(command, name, by_name=not snapshot.aliases.names_one(name))
-        return format_unresolved(name, resolution, command=command)
-    note_entities(resolution.entity)
-    now = deps.clock()
+    now, policy = deps.clock(), deps.stale_policy
     if command == BLAST:
-        result = blast_radius(snapshot, resolution.entity, max_depth=depth, viewer=viewer)
-        note_counts(impacted=result.impacted_count)
-        quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
-        message = format_blast_radius(
-            result, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted
-        )
-        return replace(message, draw_picture=lambda: blast_dot(result))
-    found = suspects(snapshot, resolution.entity, now=now, window=window, viewer=viewer)
+        return blast_message(deps, answer_blast(snapshot, BlastQuery(name, depth), viewer, now, policy), shared=shared)
+    bundle = answer_suspects(snapshot, SuspectsQuery(name, since=window), viewer, now, policy)
+    return suspects_message(deps, bundle, snapshot, shared=shared)
+
+
+def unresolved_message(deps: BotDeps, command: str, name: str, resolved: Resolved) -> SlackMessage:
+    # A name hidden from this asker is no gap in the catalog: it is counted, but not by name.
+    deps.metrics.unresolved_name(command, name, by_name=not resolved.named_elsewhere)
+    return format_unresolved(name, resolved.resolution, command=command)
+
+
+def blast_message(deps: BotDeps, bundle: BlastAnswer, *, shared: bool) -> SlackMessage:
+    result = bundle.result
+    if result is None:
+        return unresolved_message(deps, BLAST, bundle.query.name, bundle.resolved)
+    note_entities(result.failed)
+    note_counts(impacted=result.impacted_count)
+    message = format_blast_radius(result, bundle.freshness, shared=shared, passages=bundle.passages)
+    return replace(message, draw_picture=lambda: blast_dot(result))
+
+
+def suspects_message(deps: BotDeps, bundle: SuspectsAnswer, snapshot: Snapshot, *, shared: bool) -> SlackMessage:
+    """`snapshot` only names the owners the picture labels."""
+    found = bundle.result
+    if found is None:
+        return unresolved_message(deps, SUSPECTS, bundle.query.name, bundle.resolved)
+    note_entities(found.entity)
     note_counts(dependencies=len(found.dependencies))
-    quoted = cite_passages(snapshot, found.subjects(), viewer=viewer)
-    message = format_suspects(found, snapshot, now=now, stale_after=deps.stale_after, shared=shared, passages=quoted)
+    message = format_suspects(found, bundle.freshness, shared=shared, passages=bundle.passages)
     return replace(message, draw_picture=lambda: suspects_dot(found, snapshot))
+
+
+def mention_message(bundle: AskAnswer, snapshot: Snapshot) -> SlackMessage:
+    """`snapshot` only names the owners the picture labels."""
+    note_entities(*bundle.answer.entities)
+    note_counts(edges=len(bundle.answer.edges))
+    message = format_answer(bundle.answer, bundle.freshness, phrasing=bundle.phrasing)
+    return replace(message, draw_picture=lambda: view_dot(bundle.view(), snapshot))
+
+
+def model_ports(deps: BotDeps) -> ModelPorts:
+    return ModelPorts(deps.explainer, deps.reader, deps.metrics)
+
+
+def alert_message(deps: BotDeps, bundle: AlertAnswer, snapshot: Snapshot, *, metric: str) -> SlackMessage:
+    """The alert thread's reply, and the body of a PagerDuty webhook's post: one rendering of one bundle."""
+    found, impact = bundle.suspects, bundle.impact
+    if found is None or impact is None:
+        name = bundle.query.name
+        # A service hidden from this channel (restricted) is no gap in the catalog: not counted by name.
+        deps.metrics.unresolved_name(metric, name, by_name=not bundle.resolved.named_elsewhere)
+        return format_unresolved(name, bundle.resolved.resolution, command="suspects")
+    note_entities(found.entity)
+    note_counts(dependencies=len(found.dependencies), impacted=impact.impacted_count)
+    message = format_alert_reply(found, impact, bundle.freshness, passages=bundle.passages, phrasing=bundle.phrasing)
+    return replace(message, draw_picture=lambda: alert_dot(found, impact, snapshot))

@@ -11,6 +11,7 @@ from typing import Any
 from slack_sdk.models.blocks import Block, BlockElement
 
 from bot.query.durations import parse_window
+from bot.render.freshness import Freshness, freshness_of
 from bot.slack.blocks.kit import cited
 from bot.slack.blocks.messages import (
     SlackMessage,
@@ -27,7 +28,7 @@ from bot.slack.blocks.messages import (
 from graph.ask import ask
 from graph.blast import blast_radius
 from graph.facts import Citation, Deploy, Passage, SourceMark
-from graph.freshness import LagTransition, StalePolicy, judge
+from graph.freshness import DEFAULT_STALE_INTERVALS, LagTransition, StalePolicy, judge
 from graph.names import resolve
 from graph.passages import CitedPassage
 from graph.snapshot import Snapshot
@@ -42,6 +43,11 @@ OUTSIDER = Viewer(channel="C-OPS", user="U-SRE")
 
 def c(name: str) -> str:
     return f"component:default/{name}"
+
+
+def judged(snap: Snapshot, *, limit: float = 900) -> Freshness:
+    """The freshness verdict every answer bundle carries: every source's limit `limit` seconds."""
+    return freshness_of(snap, NOW, StalePolicy(interval=limit / DEFAULT_STALE_INTERVALS))
 
 
 def fresh(snap: Snapshot, **errors: str) -> Snapshot:
@@ -167,7 +173,7 @@ def assert_within_limits(message: SlackMessage) -> None:
 
 def test_blast_radius_names_each_impacted_entity_with_owners_and_cited_path() -> None:
     snap = shop()
-    message = format_blast_radius(blast_radius(snap, c("auth-service")), snap, now=NOW)
+    message = format_blast_radius(blast_radius(snap, c("auth-service")), judged(snap))
     assert_within_limits(message)
     seen = shown(message)
     assert of_type(message, "header")[0]["text"]["text"] == "Blast radius: auth-service"
@@ -184,7 +190,7 @@ def test_blast_radius_names_each_impacted_entity_with_owners_and_cited_path() ->
 
 def test_blast_radius_escapes_arrows_for_mrkdwn() -> None:
     snap = shop()
-    message = format_blast_radius(blast_radius(snap, c("auth-service")), snap, now=NOW)
+    message = format_blast_radius(blast_radius(snap, c("auth-service")), judged(snap))
     raw = "\n".join(texts(list(message.blocks)))
     assert "-depends_on-&gt; auth-service" in raw
     assert "->" not in raw
@@ -198,7 +204,7 @@ def test_an_entity_reached_only_through_a_soft_dependency_degrades() -> None:
             [dep(c("web"), c("recommendations"))],
         )
     )
-    seen = shown(format_blast_radius(blast_radius(snap, c("recommendations")), snap, now=NOW))
+    seen = shown(format_blast_radius(blast_radius(snap, c("recommendations")), judged(snap)))
     assert "0 break · 1 degrade" in seen
     assert "~ *web* degrades" in seen
     assert "`web -depends_on-> recommendations (soft) [catalog/web.yaml#1] x1`" in seen
@@ -206,7 +212,7 @@ def test_an_entity_reached_only_through_a_soft_dependency_degrades() -> None:
 
 def test_blast_radius_summarizes_survivors() -> None:
     snap = shop()
-    message = format_blast_radius(blast_radius(snap, c("checkout")), snap, now=NOW)
+    message = format_blast_radius(blast_radius(snap, c("checkout")), judged(snap))
     survivors = next(t for t in texts(list(message.blocks)) if t.startswith("*Survives*"))
     assert survivors == "*Survives* (3): auth-service, login-flow, redis"
     assert "Nothing in the graph depends on it." in shown(message)
@@ -214,7 +220,7 @@ def test_blast_radius_summarizes_survivors() -> None:
 
 def test_blast_radius_footer_shows_the_graph_age_and_no_warning_when_fresh() -> None:
     snap = shop()
-    message = format_blast_radius(blast_radius(snap, c("auth-service")), snap, now=NOW, stale_after=3600)
+    message = format_blast_radius(blast_radius(snap, c("auth-service")), judged(snap, limit=3600))
     footer = of_type(message, "context")[-1]["elements"][0]["text"]
     assert footer.startswith("graph 4 min old (oldest: catalog, synced 2026-11-29 15:00 UTC)")
     assert "stale" not in shown(message)
@@ -222,7 +228,7 @@ def test_blast_radius_footer_shows_the_graph_age_and_no_warning_when_fresh() -> 
 
 def test_an_old_graph_carries_a_visible_stale_warning() -> None:
     snap = shop()
-    message = format_blast_radius(blast_radius(snap, c("auth-service")), snap, now=NOW, stale_after=120)
+    message = format_blast_radius(blast_radius(snap, c("auth-service")), judged(snap, limit=120))
     warning = message.blocks[1]
     assert warning["type"] == "section"
     assert warning["text"]["text"].startswith("⚠ *stale graph*: catalog last synced 4 min ago (limit 2 min)")
@@ -232,7 +238,7 @@ def test_an_old_graph_carries_a_visible_stale_warning() -> None:
 
 def test_a_failing_source_is_called_out_even_without_a_staleness_limit() -> None:
     snap = fresh(shop(), catalog="GET https://backstage/api/catalog/entities: 503 <html>")
-    message = format_suspects(suspects(snap, c("checkout"), now=NOW), snap, now=NOW)
+    message = format_suspects(suspects(snap, c("checkout"), now=NOW), judged(snap))
     seen = shown(message)
     assert "⚠ *stale graph*: catalog last sync failed: GET https://backstage/api/catalog/entities: 503 <html>" in seen
     assert "&lt;html&gt;" in message.blocks[1]["text"]["text"]
@@ -240,7 +246,7 @@ def test_a_failing_source_is_called_out_even_without_a_staleness_limit() -> None
 
 def test_share_button_value_reruns_the_same_blast_radius() -> None:
     snap = shop()
-    message = format_blast_radius(blast_radius(snap, c("auth-service"), max_depth=1), snap, now=NOW)
+    message = format_blast_radius(blast_radius(snap, c("auth-service"), max_depth=1), judged(snap))
     [share] = buttons(message)
     assert share["action_id"] == "share_answer"
     assert json.loads(share["value"]) == {"cmd": "blast-radius", "name": c("auth-service"), "depth": 1}
@@ -249,8 +255,8 @@ def test_share_button_value_reruns_the_same_blast_radius() -> None:
 
 def test_a_shared_answer_has_no_share_button() -> None:
     snap = payments()
-    assert buttons(format_blast_radius(blast_radius(snap, "resource:default/redis"), snap, now=NOW, shared=True)) == []
-    assert buttons(format_suspects(suspects(snap, c("payments"), now=NOW), snap, now=NOW, shared=True)) == []
+    assert buttons(format_blast_radius(blast_radius(snap, "resource:default/redis"), judged(snap), shared=True)) == []
+    assert buttons(format_suspects(suspects(snap, c("payments"), now=NOW), judged(snap), shared=True)) == []
 
 
 def test_hidden_entities_are_counted_and_never_named() -> None:
@@ -272,7 +278,7 @@ def test_hidden_entities_are_counted_and_never_named() -> None:
         )
     )
     result = blast_radius(snap, c("auth-service"), viewer=OUTSIDER)
-    message = format_blast_radius(result, snap, now=NOW)
+    message = format_blast_radius(result, judged(snap))
     seen = shown(message)
     assert "2 break · 0 degrade · 0 systems impacted · 1 hidden here" in seen
     assert "web* breaks · owners: web" in seen
@@ -283,7 +289,7 @@ def test_hidden_entities_are_counted_and_never_named() -> None:
 
 def test_an_oversized_blast_radius_stays_within_every_limit_and_full_text_holds_it_all() -> None:
     snap = crowd(2000)
-    message = format_blast_radius(blast_radius(snap, "resource:default/db"), snap, now=NOW, stale_after=60)
+    message = format_blast_radius(blast_radius(snap, "resource:default/db"), judged(snap, limit=60))
     assert_within_limits(message)
     seen = shown(message)
     listed = re.findall(r"\*(service-\d{4})-", seen)
@@ -301,7 +307,7 @@ def test_an_oversized_blast_radius_stays_within_every_limit_and_full_text_holds_
 
 def test_a_small_answer_has_no_full_text() -> None:
     snap = crowd(3)
-    message = format_blast_radius(blast_radius(snap, "resource:default/db"), snap, now=NOW)
+    message = format_blast_radius(blast_radius(snap, "resource:default/db"), judged(snap))
     assert message.full_text is None
     assert "more impacted" not in shown(message)
 
@@ -318,7 +324,7 @@ def test_cited_edges_name_a_few_sources_and_count_them_all() -> None:
 
 def test_suspects_names_deploys_as_suspects_with_reason_owner_edge_and_link() -> None:
     snap = payments()
-    message = format_suspects(suspects(snap, c("payments"), now=NOW), snap, now=NOW)
+    message = format_suspects(suspects(snap, c("payments"), now=NOW), judged(snap))
     assert_within_limits(message)
     seen = shown(message)
     raw = "\n".join(texts(list(message.blocks)))
@@ -337,7 +343,7 @@ def test_suspects_names_deploys_as_suspects_with_reason_owner_edge_and_link() ->
 def test_suspects_share_button_carries_a_window_the_command_reads_back() -> None:
     snap = payments()
     result = suspects(snap, c("payments"), now=NOW, window=timedelta(minutes=90))
-    [share] = buttons(format_suspects(result, snap, now=NOW))
+    [share] = buttons(format_suspects(result, judged(snap)))
     value = json.loads(share["value"])
     assert value == {"cmd": "suspects", "name": c("payments"), "since": "90m"}
     assert parse_window(value["since"]) == timedelta(minutes=90)
@@ -351,7 +357,7 @@ def test_deploy_fields_are_escaped_and_only_web_urls_become_links() -> None:
             [deploy("d-1", "api", NOW - timedelta(minutes=5), url="javascript:alert(1)", actor="<!channel>")],
         )
     )
-    message = format_suspects(suspects(snap, c("api"), now=NOW), snap, now=NOW)
+    message = format_suspects(suspects(snap, c("api"), now=NOW), judged(snap))
     raw = "\n".join(texts(list(message.blocks)))
     assert "by &lt;!channel&gt;" in raw
     assert "<!channel>" not in raw
@@ -368,7 +374,7 @@ def test_oversized_suspects_keep_every_dependency_with_a_deploy() -> None:
             [deploy("late-1", refs[-1], NOW - timedelta(minutes=10))],
         )
     )
-    message = format_suspects(suspects(snap, c("alerting"), now=NOW), snap, now=NOW)
+    message = format_suspects(suspects(snap, c("alerting"), now=NOW), judged(snap))
     assert_within_limits(message)
     seen = shown(message)
     assert "dependency-0599" in seen and "late-1" in seen
@@ -412,7 +418,7 @@ def test_a_name_like_nothing_gets_no_buttons_but_a_hint() -> None:
 def test_a_mention_answer_has_sentences_then_cited_lines_in_a_code_block() -> None:
     snap = shop()
     answer = ask(snap, "what breaks if auth-service goes down?", now=NOW)
-    message = format_answer(answer, snap, now=NOW)
+    message = format_answer(answer, judged(snap))
     assert_within_limits(message)
     sections = [b["text"]["text"] for b in of_type(message, "section")]
     assert sections[0].startswith("If auth-service goes down, login-flow and checkout break.")
@@ -424,7 +430,7 @@ def test_a_mention_answer_has_sentences_then_cited_lines_in_a_code_block() -> No
 
 def test_a_huge_mention_answer_is_cut_with_the_full_text_kept() -> None:
     snap = crowd(800)
-    message = format_answer(ask(snap, "what breaks if db goes down?", now=NOW), snap, now=NOW)
+    message = format_answer(ask(snap, "what breaks if db goes down?", now=NOW), judged(snap))
     assert_within_limits(message)
     assert message.full_text is not None
     assert "service-0799" in message.full_text
@@ -481,7 +487,7 @@ def test_alert_reply_has_suspects_and_a_short_blast_radius_without_a_share_butto
         )
     )
     found = suspects(snap, c("redis-proxy"), now=NOW)
-    message = format_alert_reply(found, blast_radius(snap, c("redis-proxy")), snap, now=NOW)
+    message = format_alert_reply(found, blast_radius(snap, c("redis-proxy")), judged(snap))
     assert_within_limits(message)
     seen = shown(message)
     assert "*suspect* — the alerting service itself: r-1" in seen
@@ -494,7 +500,7 @@ def test_alert_reply_has_suspects_and_a_short_blast_radius_without_a_share_butto
 def test_alert_reply_on_a_huge_graph_stays_within_limits() -> None:
     snap = crowd(2000)
     db = "resource:default/db"
-    message = format_alert_reply(suspects(snap, db, now=NOW), blast_radius(snap, db), snap, now=NOW)
+    message = format_alert_reply(suspects(snap, db, now=NOW), blast_radius(snap, db), judged(snap))
     assert_within_limits(message)
     assert "and 1995 more" in shown(message)
 
@@ -509,7 +515,7 @@ def test_a_refusal_is_one_short_escaped_section() -> None:
 def test_formatting_is_pure_the_same_inputs_give_the_same_message() -> None:
     snap = payments()
     result = suspects(snap, c("payments"), now=NOW)
-    assert format_suspects(result, snap, now=NOW) == format_suspects(result, snap, now=NOW)
+    assert format_suspects(result, judged(snap)) == format_suspects(result, judged(snap))
     assert NOW.tzinfo is UTC
 
 
@@ -523,23 +529,23 @@ def quoted(*texts: str, entity: str = "resource:default/db") -> tuple[CitedPassa
 def test_blast_radius_quotes_runbook_passages_in_a_context_block_above_the_footer() -> None:
     snap = shop()
     passages = quoted("Promote the replica <now> & check.", entity=c("auth-service"))
-    message = format_blast_radius(blast_radius(snap, c("auth-service")), snap, now=NOW, passages=passages)
+    message = format_blast_radius(blast_radius(snap, c("auth-service")), judged(snap), passages=passages)
     [block] = [b for b in of_type(message, "context") if "Runbooks" in texts(b)[0]]
     assert message.blocks.index(block) == len(message.blocks) - 3  # then the footer and the share button
     text = texts(block)[0]
     assert "`runbooks/db.md §Step 1` (auth-service) Promote the replica &lt;now&gt; &amp; check." in text
     assert_within_limits(message)
-    assert "Runbooks" not in shown(format_blast_radius(blast_radius(snap, c("auth-service")), snap, now=NOW))
+    assert "Runbooks" not in shown(format_blast_radius(blast_radius(snap, c("auth-service")), judged(snap)))
 
 
 def test_huge_passages_leave_an_oversized_answer_within_every_limit() -> None:
     snap = crowd(2000)
     db = "resource:default/db"
     passages = quoted(*("word " * 300 for _ in range(3)))
-    blast = format_blast_radius(blast_radius(snap, db), snap, now=NOW, passages=passages)
+    blast = format_blast_radius(blast_radius(snap, db), judged(snap), passages=passages)
     found = suspects(snap, db, now=NOW)
-    reply = format_alert_reply(found, blast_radius(snap, db), snap, now=NOW, passages=passages)
-    for message in (blast, reply, format_suspects(found, snap, now=NOW, passages=passages)):
+    reply = format_alert_reply(found, blast_radius(snap, db), judged(snap), passages=passages)
+    for message in (blast, reply, format_suspects(found, judged(snap), passages=passages)):
         assert_within_limits(message)
         assert "runbooks/db.md §Step 3" in shown(message)
     assert blast.full_text is not None and "Runbooks: runbooks/db.md §Step 1 (db)" in blast.full_text

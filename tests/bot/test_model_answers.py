@@ -14,12 +14,14 @@ import pytest
 
 from bot.model.claude import build_model
 from bot.query.asking import ModelPorts, ask_question, explain_alert
+from bot.render.freshness import freshness_of
 from bot.render.text import render_answer
 from bot.settings import Settings
 from bot.slack.blocks.messages import format_alert_reply, format_answer
 from bot.telemetry.metrics import Metrics
 from graph.ask import IMPACT, ask
 from graph.blast import blast_radius
+from graph.freshness import StalePolicy
 from graph.suspects import suspects
 from graph.visibility import EVERYONE, Viewer
 from tests.fakes.anthropic_api import API_KEY, FakeAnthropic, Reply, anthropic_api, error, text, tool_use
@@ -75,7 +77,7 @@ def test_a_well_cited_reply_is_shown_marked_above_the_graph_s_cited_lines(
     assert f"<question>{QUESTION}</question>" in user
     assert "[E1] ledger depends on postgres (catalog/ledger.yaml#1, runbooks/ledger.md:4, x2)" in user
     assert "[F1] postgres: component; owned by dba" in user
-    message = shown(format_answer(asked.answer, snap, now=BUILT_AT, phrasing=asked.phrasing))
+    message = shown(format_answer(asked.answer, freshness_of(snap, BUILT_AT, StalePolicy()), phrasing=asked.phrasing))
     assert GOOD in message and f"Phrased by Claude ({MODEL}) from 3 cited facts" in message
     assert "[E1] ledger -depends_on-> postgres [catalog/ledger.yaml#1, runbooks/ledger.md:4] x2" in message
     terminal = "\n".join(line.plain for line in render_answer(asked.answer, asked.phrasing))
@@ -105,7 +107,7 @@ def test_a_reply_the_facts_do_not_back_leaves_the_graph_s_answer(
     asked = ask_question(snap, QUESTION, now=BUILT_AT, model=model)
     assert asked.phrasing is None and asked.fallback == reason
     assert asked.answer == ask(snap, QUESTION, now=BUILT_AT)
-    message = shown(format_answer(asked.answer, snap, now=BUILT_AT, phrasing=asked.phrasing))
+    message = shown(format_answer(asked.answer, freshness_of(snap, BUILT_AT, StalePolicy()), phrasing=asked.phrasing))
     assert "Phrased by" not in message and "ledger -depends_on-> postgres" in message
     assert sample(model, "oncall_graph_model_calls_total", purpose="ask", outcome="rejected") == 1
     assert sample(model, "oncall_graph_model_fallbacks_total", reason=reason) == 1
@@ -219,7 +221,9 @@ def test_an_alert_reply_leads_with_the_marked_summary_and_keeps_the_graph_s_view
     assert phrased.phrasing is not None
     user = fake.messages()[0].body["messages"][0]["content"]
     assert "[D1] antifraud deployed v1 (r-1)" in user and "Payments latency ‹b›high‹/b›" in user
-    message = shown(format_alert_reply(found, impact, snap, now=BUILT_AT, phrasing=phrased.phrasing))
+    message = shown(
+        format_alert_reply(found, impact, freshness_of(snap, BUILT_AT, StalePolicy()), phrasing=phrased.phrasing)
+    )
     assert summary in message and "Phrased by Claude" in message and "r-1" in message and "checkout" in message
     assert sample(model, "oncall_graph_model_calls_total", purpose="alert", outcome="ok") == 1
 

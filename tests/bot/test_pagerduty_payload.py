@@ -4,6 +4,7 @@ and a clear error naming the field for anything else."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -47,6 +48,7 @@ def test_a_triggered_incident_is_read_with_its_service() -> None:
         html_url="https://acme.pagerduty.com/incidents/PGR0VU2",
         service_id="PF9KMXH",
         service_name="API Service",
+        created_at=datetime(2020, 4, 9, 15, 16, 27, tzinfo=UTC),
     )
 
 
@@ -91,3 +93,12 @@ def test_a_bad_body_is_refused_with_the_field_named(raw: bytes, message: str) ->
     with pytest.raises(WebhookPayloadError) as error:
         parse_webhook(raw)
     assert message in str(error.value)
+
+
+def test_the_incident_start_is_read_and_a_bad_one_is_named() -> None:
+    moved = parse_webhook(body(triggered(created_at="2026-11-29T14:30:00+01:00"))).incident
+    assert moved is not None and moved.created_at == datetime(2026, 11, 29, 13, 30, tzinfo=UTC)
+    absent = parse_webhook(body(triggered(created_at=None))).incident
+    assert absent is not None and absent.created_at is None
+    with pytest.raises(WebhookPayloadError, match=r"event\.data\.created_at: expected an ISO 8601 time"):
+        parse_webhook(body(triggered(created_at="yesterday")))

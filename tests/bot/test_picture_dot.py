@@ -9,20 +9,22 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bot.query.ask import answer_ask
 from bot.render.dot import (
     AMBER,
     MORE_IMPACTED,
     NOTE,
     ORANGE,
     RED,
+    Picture,
     alert_dot,
-    answer_dot,
     blast_dot,
     suspects_dot,
+    view_dot,
 )
 from bot.render.png import PictureRenderer
-from graph.ask import ask
 from graph.blast import blast_radius
+from graph.freshness import StalePolicy
 from graph.suspects import suspects
 from graph.visibility import EVERYONE, Viewer
 from tests.bot.png import png_size
@@ -207,10 +209,13 @@ def test_alert_picture_puts_what_breaks_and_what_it_depends_on_around_the_alerti
 
 def test_a_mention_gets_a_picture_for_what_breaks_or_depends_but_not_for_who_owns() -> None:
     snap = fan_out(3)
-    impact = ask(snap, "what breaks if redis goes down?", now=BUILT_AT)
-    picture = answer_dot(snap, impact, now=BUILT_AT, viewer=EVERYONE)
+
+    def drawn(question: str) -> Picture | None:
+        bundle = answer_ask(snap, question, EVERYONE, BUILT_AT, StalePolicy())
+        return view_dot(bundle.view(), snap)
+
+    picture = drawn("what breaks if redis goes down?")
     assert picture is not None and REDIS in layout(picture.source)[0]
-    depends = answer_dot(snap, ask(snap, "what does web depend on?", now=BUILT_AT), now=BUILT_AT, viewer=EVERYONE)
+    depends = drawn("what does web depend on?")
     assert depends is not None and set(layout(depends.source)[0]) == {c("web"), c("svc-00"), REDIS}
-    owner = ask(snap, "who owns svc-01?", now=BUILT_AT)
-    assert answer_dot(snap, owner, now=BUILT_AT, viewer=EVERYONE) is None
+    assert drawn("who owns svc-01?") is None

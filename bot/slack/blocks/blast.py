@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
+from bot.render.freshness import Freshness
 from bot.render.wording import plural
-from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix, stale_reasons
+from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
     TEXT_BUDGET,
     Block,
@@ -34,7 +34,6 @@ from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
 from graph.passages import CitedPassage
 from graph.refs import short_name
-from graph.snapshot import Snapshot
 
 FIRST_SCREEN = 60  # more than ever fit: the budget decides how many are shown
 SURVIVORS_SHOWN = 15
@@ -65,10 +64,8 @@ class _Counts:
 
 def format_blast_radius(
     result: BlastRadius,
-    snapshot: Snapshot,
+    freshness: Freshness,
     *,
-    now: datetime,
-    stale_after: float | None = None,
     shared: bool = False,
     passages: Sequence[CitedPassage] = (),
 ) -> SlackMessage:
@@ -76,7 +73,7 @@ def format_blast_radius(
 
     `passages` are runbook passages to quote (chosen for this viewer), shown above the footer."""
     counts = _Counts.of(result)
-    warning, footer = freshness_blocks(snapshot, now, stale_after)
+    warning, footer = freshness_blocks(freshness)
     head = [header(f"Blast radius: {short_name(result.failed)}"), *warning, section(_counts_text(result, counts))]
     tail = [section(_survivors_text(result)), *passages_blocks(passages), footer]
     if not shared:
@@ -89,8 +86,8 @@ def format_blast_radius(
         lines.append(f"_… and {plural(more, 'more impacted entity', 'more impacted entities')} (full list attached)_")
     body = pack(lines) if lines else [section(_nothing(counts))]
     cut = more > 0 or len(result.systems) > SYSTEMS_SHOWN or _elided(impacts[:shown])
-    text = f"{stale_prefix(snapshot, now, stale_after)}If {short_name(result.failed)} goes down: {counts.summary()}"
-    full = (lambda: blast_lines(result, snapshot, now, stale_after, passages)) if cut else None
+    text = f"{stale_prefix(freshness)}If {short_name(result.failed)} goes down: {counts.summary()}"
+    full = (lambda: blast_lines(result, freshness, passages)) if cut else None
     return message(text, head + body + tail, full)
 
 
@@ -161,9 +158,7 @@ FULL_TEXT_ENTRIES = 2_000
 
 def blast_lines(
     result: BlastRadius,
-    snapshot: Snapshot,
-    now: datetime,
-    stale_after: float | None,
+    freshness: Freshness,
     passages: Sequence[CitedPassage] = (),
 ) -> Iterator[str]:
     """The whole answer as plain text, line by line (each ending in a newline), written as it is
@@ -193,8 +188,8 @@ def blast_lines(
         yield f"systems impacted: {systems}\n"
     yield f"survives ({len(result.survives)}): {', '.join(short_name(r) for r in result.survives)}\n"
     yield from (line + "\n" for line in passages_plain(passages))
-    yield graph_age(snapshot, now) + "\n"
-    yield from (f"⚠ stale graph: {reason}\n" for reason in stale_reasons(snapshot, now, stale_after))
+    yield graph_age(freshness) + "\n"
+    yield from (f"⚠ stale graph: {reason}\n" for reason in freshness.warnings)
 
 
 def blast_summary(result: BlastRadius, *, top: int = 5) -> list[Block]:

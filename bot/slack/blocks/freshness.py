@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
+from bot.render.freshness import Freshness
 from bot.render.wording import format_age, plural, utc
 from bot.slack.blocks.kit import (
     TEXT_BUDGET,
@@ -20,53 +21,25 @@ from bot.slack.blocks.kit import (
     section,
     text_length,
 )
-from graph.facts import SourceMark
 from graph.freshness import FAILING, HELD, OK, OVERDUE, LagReport, LagTransition, SourceLag
-from graph.snapshot import Snapshot
 
 ERROR_CHARS = 300
 WARNED_SOURCES = 5
 
 
-def graph_age(snapshot: Snapshot, now: datetime) -> str:
+def graph_age(freshness: Freshness) -> str:
     """`graph 4 min old (oldest: deploys, synced 2026-11-29 14:56 UTC) · 120 entities, 300 edges`."""
-    size = f"{plural(len(snapshot.entities), 'entity', 'entities')}, {plural(snapshot.edge_count, 'edge')}"
-    oldest = snapshot.age_mark()
-    if oldest is None or oldest.last_success is None:
-        return f"graph built {format_age((now - snapshot.built_at).total_seconds())} ago · {size}"
-    age = format_age((now - oldest.last_success).total_seconds())
-    return f"graph {age} old (oldest: {oldest.name}, synced {utc(oldest.last_success)}) · {size}"
+    size = f"{plural(freshness.entities, 'entity', 'entities')}, {plural(freshness.edges, 'edge')}"
+    oldest, age = freshness.oldest, freshness.age_seconds
+    if oldest is None or oldest.last_success is None or age is None:
+        return f"graph built {format_age((freshness.checked_at - freshness.built_at).total_seconds())} ago · {size}"
+    return f"graph {format_age(age)} old (oldest: {oldest.name}, synced {utc(oldest.last_success)}) · {size}"
 
 
-def stale_reasons(snapshot: Snapshot, now: datetime, stale_after: float | None) -> list[str]:
-    """Why an answer may be out of date: sources older than `stale_after`, never synced, or failing."""
-    reasons = []
-    for mark in sorted(snapshot.marks.values(), key=lambda m: m.name):
-        reason = _stale_reason(mark, now, stale_after)
-        if reason:
-            reasons.append(reason)
-    if not snapshot.marks and stale_after is not None and (now - snapshot.built_at).total_seconds() > stale_after:
-        reasons.append(f"built {format_age((now - snapshot.built_at).total_seconds())} ago")
-    return reasons
-
-
-def _stale_reason(mark: SourceMark, now: datetime, stale_after: float | None) -> str:
-    parts = []
-    if mark.pushed:
-        pass  # no interval to miss: a quiet push source is judged only by its own limit (/graph-lag)
-    elif mark.last_success is None:
-        parts.append("never synced")
-    elif stale_after is not None and (age := (now - mark.last_success).total_seconds()) > stale_after:
-        parts.append(f"last synced {format_age(age)} ago (limit {format_age(stale_after)})")
-    if mark.last_error:
-        parts.append(f"last sync failed: {mark.last_error[:ERROR_CHARS]}")
-    return f"{mark.name} {'; '.join(parts)}" if parts else ""
-
-
-def freshness_blocks(snapshot: Snapshot, now: datetime, stale_after: float | None) -> tuple[list[Block], Block]:
+def freshness_blocks(freshness: Freshness) -> tuple[list[Block], Block]:
     """(the stale warning, shown near the top and never cut; the age footer)."""
-    reasons = stale_reasons(snapshot, now, stale_after)
-    footer = context(escape(graph_age(snapshot, now)))
+    reasons = freshness.warnings
+    footer = context(escape(graph_age(freshness)))
     if not reasons:
         return [], footer
     shown = [escape(r) for r in reasons[:WARNED_SOURCES]]
@@ -75,8 +48,8 @@ def freshness_blocks(snapshot: Snapshot, now: datetime, stale_after: float | Non
     return [section(warning)], footer
 
 
-def stale_prefix(snapshot: Snapshot, now: datetime, stale_after: float | None) -> str:
-    return "⚠ stale graph — " if stale_reasons(snapshot, now, stale_after) else ""
+def stale_prefix(freshness: Freshness) -> str:
+    return "⚠ stale graph — " if freshness.stale else ""
 
 
 def format_lag(

@@ -8,9 +8,9 @@ refusals).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 
 from bot.model.ports import Phrasing
+from bot.render.freshness import Freshness
 from bot.render.labels import labelled_lines
 from bot.slack.blocks.blast import format_blast_radius
 from bot.slack.blocks.freshness import format_lag, format_lag_alert, freshness_blocks, graph_age, stale_prefix
@@ -34,7 +34,6 @@ from bot.slack.blocks.suspects import format_alert_reply, format_suspects
 from graph.ask import Answer
 from graph.names import Resolution
 from graph.refs import ref_parts, short_name
-from graph.snapshot import Snapshot
 
 __all__ = [
     "SlackMessage",
@@ -98,15 +97,13 @@ def _pick_label(ref: str) -> str:
 
 def format_answer(
     answer: Answer,
-    snapshot: Snapshot,
+    freshness: Freshness,
     *,
-    now: datetime,
-    stale_after: float | None = None,
     phrasing: Phrasing | None = None,
 ) -> SlackMessage:
     """A mention's answer: its sentences (or the model's phrasing of them, marked as such), then the
     cited edges they rest on, in a code block, labelled with the ids the phrasing cites."""
-    warning, footer = freshness_blocks(snapshot, now, stale_after)
+    warning, footer = freshness_blocks(freshness)
     marker = [context(escape(phrasing.marker))] if phrasing else []
     fixed = [*warning, *marker, footer]
     room = TEXT_BUDGET - text_length(fixed) - 200
@@ -123,8 +120,6 @@ def format_answer(
     if cut:
         body.append(section(f"_… the full answer ({len(cited)} cited edges) is attached_"))
     phrased = f"{phrasing.text}\n({phrasing.marker})\n" if phrasing else ""
-    full = (lambda: f"{phrased}{answer.text}\n{graph_age(snapshot, now)}\n") if cut else None
+    full = (lambda: f"{phrased}{answer.text}\n{graph_age(freshness)}\n") if cut else None
     first = answer.sentences[0] if answer.sentences else "No answer."
-    return message(
-        stale_prefix(snapshot, now, stale_after) + clip(first, FALLBACK_CHARS), [*warning, *body, footer], full
-    )
+    return message(stale_prefix(freshness) + clip(first, FALLBACK_CHARS), [*warning, *body, footer], full)

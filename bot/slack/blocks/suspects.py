@@ -10,9 +10,10 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 from bot.model.ports import Phrasing
+from bot.render.freshness import Freshness
 from bot.render.wording import format_age, plural, utc, window_span, window_token
 from bot.slack.blocks.blast import blast_lines, blast_summary
-from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix, stale_reasons
+from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
     TEXT_BUDGET,
     Block,
@@ -38,7 +39,6 @@ from graph.blast import BlastRadius
 from graph.citations import cite_edge
 from graph.passages import CitedPassage
 from graph.refs import short_name
-from graph.snapshot import Snapshot
 from graph.suspects import Dependency, SuspectDeploy, Suspects
 
 DEPLOYS_SHOWN = 5
@@ -51,37 +51,33 @@ PHRASING_CHARS = 2500
 
 def format_suspects(
     result: Suspects,
-    snapshot: Snapshot,
+    freshness: Freshness,
     *,
-    now: datetime,
-    stale_after: float | None = None,
     shared: bool = False,
     passages: Sequence[CitedPassage] = (),
 ) -> SlackMessage:
     """The on-call view of an alert; dependencies with suspect deploys are the last to be cut.
 
     `passages` are runbook passages to quote (chosen for this viewer), shown above the footer."""
-    warning, footer = freshness_blocks(snapshot, now, stale_after)
+    warning, footer = freshness_blocks(freshness)
     head = [header(f"Suspects: {short_name(result.entity)}"), *warning, *_summary_blocks(result)]
     tail = [*passages_blocks(passages), footer] + ([] if shared else share_button(_share_value(result)))
     body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE)
-    full = (lambda: (suspects_text(result, snapshot, now, stale_after, passages),)) if cut else None
-    return message(stale_prefix(snapshot, now, stale_after) + _fallback(result), head + body + tail, full)
+    full = (lambda: (suspects_text(result, freshness, passages),)) if cut else None
+    return message(stale_prefix(freshness) + _fallback(result), head + body + tail, full)
 
 
 def format_alert_reply(
     suspects_result: Suspects,
     blast_result: BlastRadius,
-    snapshot: Snapshot,
+    freshness: Freshness,
     *,
-    now: datetime,
-    stale_after: float | None = None,
     passages: Sequence[CitedPassage] = (),
     phrasing: Phrasing | None = None,
 ) -> SlackMessage:
     """The reply in a PagerDuty alert's thread: the suspects view, then a short blast radius; with a
     phrasing, the model's summary first, marked as the model's (the views below stay the graph's)."""
-    warning, footer = freshness_blocks(snapshot, now, stale_after)
+    warning, footer = freshness_blocks(freshness)
     phrased = []
     if phrasing:
         phrased = [section(escape(clip(phrasing.text, PHRASING_CHARS))), context(escape(phrasing.marker))]
@@ -97,10 +93,10 @@ def format_alert_reply(
     def full() -> Iterator[str]:
         if phrasing:
             yield f"{phrasing.text}\n({phrasing.marker})\n"
-        yield suspects_text(suspects_result, snapshot, now, stale_after, passages) + "\n"
-        yield from blast_lines(blast_result, snapshot, now, stale_after)
+        yield suspects_text(suspects_result, freshness, passages) + "\n"
+        yield from blast_lines(blast_result, freshness)
 
-    text = stale_prefix(snapshot, now, stale_after) + _fallback(suspects_result)
+    text = stale_prefix(freshness) + _fallback(suspects_result)
     return message(text, head + body + tail, full if cut else None)
 
 
@@ -194,9 +190,7 @@ def _choose(deps: Sequence[Dependency], entries: Sequence[str], room: int) -> li
 
 def suspects_text(
     result: Suspects,
-    snapshot: Snapshot,
-    now: datetime,
-    stale_after: float | None,
+    freshness: Freshness,
     passages: Sequence[CitedPassage] = (),
 ) -> str:
     """The whole suspects answer as plain text: every dependency, edge and deploy."""
@@ -212,8 +206,8 @@ def suspects_text(
     if result.hidden:
         lines.append(f"{plural(result.hidden, 'dependency', 'dependencies')} hidden here")
     lines += passages_plain(passages)
-    lines.append(graph_age(snapshot, now))
-    lines += [f"⚠ stale graph: {reason}" for reason in stale_reasons(snapshot, now, stale_after)]
+    lines.append(graph_age(freshness))
+    lines += [f"⚠ stale graph: {reason}" for reason in freshness.warnings]
     return "\n".join(lines) + "\n"
 
 

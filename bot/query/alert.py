@@ -1,0 +1,52 @@
+"""An alert on a service, answered once for every front that shows one: the Slack alert thread and
+the PagerDuty webhook post get the same suspects, blast radius, passages, phrasing and warning."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+from datetime import datetime
+
+from bot.query.asking import ModelPorts, explain_alert
+from bot.query.bundle import AlertAnswer, AlertQuery, Resolved
+from bot.render.freshness import freshness_of
+from graph.blast import blast_radius
+from graph.freshness import StalePolicy
+from graph.passages import cite_passages
+from graph.snapshot import Snapshot
+from graph.suspects import suspects
+from graph.visibility import Viewer, resolve_first
+
+
+def resolve_alert(snapshot: Snapshot, query: AlertQuery, viewer: Viewer) -> Resolved:
+    """By PagerDuty service id (an alias of the entity carrying `pagerduty.com/service-id`), then by name."""
+    names = (query.service_id, query.service_name)
+    resolution = resolve_first(snapshot, names, viewer, fallback=query.name)
+    hidden = resolution.entity is None and snapshot.aliases.names_one(query.name)
+    return Resolved(resolution, named_elsewhere=hidden)
+
+
+def answer_alert(
+    snapshot: Snapshot,
+    query: AlertQuery,
+    viewer: Viewer,
+    now: datetime,
+    policy: StalePolicy,
+    model: ModelPorts | None = None,
+    *,
+    cpu: AbstractContextManager[object] | None = None,
+) -> AlertAnswer:
+    """The graph's parts run inside `cpu` (the bot's work slots); the model's network wait does not."""
+    cpu = cpu or nullcontext()
+    with cpu:
+        resolved = resolve_alert(snapshot, query, viewer)
+        freshness = freshness_of(snapshot, now, policy)
+        if resolved.entity is None:
+            return AlertAnswer(query, resolved, freshness)
+        found = suspects(snapshot, resolved.entity, now=query.at or now, viewer=viewer)
+        impact = blast_radius(snapshot, resolved.entity, viewer=viewer)
+        quoted = cite_passages(snapshot, found.subjects(), viewer=viewer)
+    answered = AlertAnswer(query, resolved, freshness, found, impact, quoted)
+    if model is None:
+        return answered
+    phrased = explain_alert(model, snapshot, found, impact, title=query.title, viewer=viewer, cpu=cpu)
+    return AlertAnswer(query, resolved, freshness, found, impact, quoted, phrased.phrasing, phrased.fallback)

@@ -1,0 +1,48 @@
+"""A free-text question (`ask`, a Slack mention): the graph's answer, the model's phrasing, freshness."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from datetime import datetime
+from functools import cache
+
+from bot.query.asking import ModelPorts, ask_question
+from bot.query.bundle import AskAnswer
+from bot.render.freshness import freshness_of
+from graph.ask import DEPENDENCIES, IMPACT, Answer, read_window
+from graph.blast import BlastRadius, blast_radius
+from graph.freshness import StalePolicy
+from graph.snapshot import Snapshot
+from graph.suspects import Suspects, suspects
+from graph.visibility import Viewer
+
+
+def answer_ask(
+    snapshot: Snapshot,
+    question: str,
+    viewer: Viewer,
+    now: datetime,
+    policy: StalePolicy,
+    model: ModelPorts | None = None,
+    *,
+    purpose: str = "ask",
+    cpu: AbstractContextManager[object] | None = None,
+    wall: datetime | None = None,
+) -> AskAnswer:
+    """`now` moves the question's time windows; `wall` (default `now`) judges freshness."""
+    asked = ask_question(snapshot, question, now=now, model=model, viewer=viewer, purpose=purpose, cpu=cpu)
+    freshness = freshness_of(snapshot, wall or now, policy)
+    view = cache(lambda: _view(snapshot, asked.answer, now, viewer))
+    return AskAnswer(question, asked.answer, freshness, (), asked.phrasing, asked.fallback, view)
+
+
+def _view(snapshot: Snapshot, answer: Answer, now: datetime, viewer: Viewer) -> BlastRadius | Suspects | None:
+    """What breaks (impact questions) or what it depends on (dependency questions); else nothing to draw."""
+    if not answer.entities:
+        return None
+    ref = answer.entities[0]  # the entity `ask` answered about
+    if answer.intent == IMPACT:
+        return blast_radius(snapshot, ref, viewer=viewer)
+    if answer.intent == DEPENDENCIES:
+        return suspects(snapshot, ref, now=now, window=read_window(answer.question), viewer=viewer)
+    return None

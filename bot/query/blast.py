@@ -1,0 +1,48 @@
+"""Blast radius and suspects, asked by name: resolved for the viewer, walked, passages quoted, freshness judged."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.query.bundle import BlastAnswer, BlastQuery, Resolved, SuspectsAnswer, SuspectsQuery
+from bot.render.freshness import freshness_of
+from graph.blast import blast_radius
+from graph.freshness import StalePolicy
+from graph.passages import cite_passages
+from graph.snapshot import Snapshot
+from graph.suspects import suspects
+from graph.visibility import Viewer, resolve_for
+
+
+def resolve_name(snapshot: Snapshot, name: str, viewer: Viewer) -> Resolved:
+    """A name as this viewer may resolve it; a name hidden from them is no gap in the catalog."""
+    resolution = resolve_for(snapshot, name, viewer)
+    hidden = resolution.entity is None and snapshot.aliases.names_one(name)
+    return Resolved(resolution, named_elsewhere=hidden)
+
+
+def answer_blast(
+    snapshot: Snapshot, query: BlastQuery, viewer: Viewer, now: datetime, policy: StalePolicy
+) -> BlastAnswer:
+    """What breaks if the named entity goes down, with the passages to quote."""
+    resolved = resolve_name(snapshot, query.name, viewer)
+    freshness = freshness_of(snapshot, now, policy)
+    if resolved.entity is None:
+        return BlastAnswer(query, resolved, freshness)
+    result = blast_radius(snapshot, resolved.entity, max_depth=query.depth, viewer=viewer)
+    quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
+    return BlastAnswer(query, resolved, freshness, result, quoted)
+
+
+def answer_suspects(
+    snapshot: Snapshot, query: SuspectsQuery, viewer: Viewer, now: datetime, policy: StalePolicy
+) -> SuspectsAnswer:
+    """What the named entity depends on and which of those were deployed in the window ending `query.at`."""
+    resolved = resolve_name(snapshot, query.name, viewer)
+    freshness = freshness_of(snapshot, now, policy)
+    if resolved.entity is None:
+        return SuspectsAnswer(query, resolved, freshness)
+    at = query.at or now
+    result = suspects(snapshot, resolved.entity, now=at, window=query.since, max_depth=query.depth, viewer=viewer)
+    quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
+    return SuspectsAnswer(query, resolved, freshness, result, quoted)

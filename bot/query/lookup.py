@@ -1,0 +1,34 @@
+"""The small question kinds: resolve a name, the path between two, the hygiene report."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.query.blast import resolve_name
+from bot.query.bundle import LintAnswer, PathAnswer, ResolveAnswer
+from bot.render.freshness import freshness_of
+from graph.freshness import StalePolicy
+from graph.hygiene import lint
+from graph.paths import find_path
+from graph.snapshot import Snapshot
+from graph.visibility import Viewer
+
+
+def answer_resolve(snapshot: Snapshot, name: str, viewer: Viewer, now: datetime, policy: StalePolicy) -> ResolveAnswer:
+    return ResolveAnswer(resolve_name(snapshot, name, viewer), freshness_of(snapshot, now, policy))
+
+
+def answer_path(
+    snapshot: Snapshot, ends: tuple[str, str], viewer: Viewer, now: datetime, policy: StalePolicy
+) -> PathAnswer:
+    """The shortest cited chain between two names (each end resolved as this viewer may)."""
+    src, dst = resolve_name(snapshot, ends[0], viewer), resolve_name(snapshot, ends[1], viewer)
+    freshness = freshness_of(snapshot, now, policy)
+    if src.entity is None or dst.entity is None:
+        return PathAnswer((src, dst), freshness)
+    return PathAnswer((src, dst), freshness, find_path(snapshot, src.entity, dst.entity, viewer=viewer))
+
+
+def answer_lint(snapshot: Snapshot, viewer: Viewer, now: datetime, policy: StalePolicy) -> LintAnswer:
+    """The hygiene report is an operator's view of the whole graph: the viewer is taken for the record only."""
+    return LintAnswer(lint(snapshot), freshness_of(snapshot, now, policy))
