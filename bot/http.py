@@ -15,9 +15,13 @@ StartResponse = Callable[..., Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 
-def _json(start_response: StartResponse, status: str, body: dict[str, Any]) -> list[bytes]:
+def json_response(start_response: StartResponse, status: str, body: dict[str, Any]) -> list[bytes]:
+    """A JSON answer; a 405 names the one method every endpoint here takes."""
     data = json.dumps(body).encode()
-    start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+    headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+    if status.startswith("405"):
+        headers.append(("Allow", "POST"))
+    start_response(status, headers)
     return [data]
 
 
@@ -53,10 +57,10 @@ def build_wsgi(
             return pushed[path](environ, start_response)
         if path == "/healthz":
             state = health()
-            return _json(start_response, "200 OK" if state.get("ready") else "503 Service Unavailable", state)
+            return json_response(start_response, "200 OK" if state.get("ready") else "503 Service Unavailable", state)
         if path == "/metrics":
             body: Iterable[bytes] = metrics(environ, start_response)
             return body
-        return _json(start_response, "404 Not Found", {"error": "not found"})
+        return json_response(start_response, "404 Not Found", {"error": "not found"})
 
     return app

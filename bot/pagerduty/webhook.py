@@ -15,7 +15,6 @@ shutting down (PagerDuty retries). Without PAGERDUTY_WEBHOOK_SECRETS the path is
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +22,7 @@ from typing import Any
 
 from slack_sdk import WebClient
 
-from bot.http import StartResponse
+from bot.http import StartResponse, json_response
 from bot.pagerduty.channel import parse_channel_map
 from bot.pagerduty.incident_reply import FAILED, IncidentRouting, answer_incident
 from bot.pagerduty.payload import Incident, WebhookPayloadError, parse_webhook
@@ -50,12 +49,7 @@ class PagerDutyWebhook:
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         status, body = self._handle(environ)
-        data = json.dumps(body).encode()
-        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
-        if status.startswith("405"):
-            headers.append(("Allow", "POST"))
-        start_response(status, headers)
-        return [data]
+        return json_response(start_response, status, body)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from bot.http import StartResponse, WsgiApp
+from bot.http import StartResponse, WsgiApp, json_response
 from bot.settings import Settings, split_list
 from bot.webhooks.auth import bearer_of, signed_by_any, token_matches
 from bot.webhooks.ports import DeployIntake
@@ -67,12 +67,7 @@ class DeployWebhook:
             if not status.startswith("405"):
                 log.warning("%s delivery refused: %s", self._endpoint, refused)
                 self._intake.refuse(self._endpoint, f"{status.split()[0]} {refused}")
-        data = json.dumps(body).encode()
-        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
-        if status.startswith("405"):
-            headers.append(("Allow", "POST"))
-        start_response(status, headers)
-        return [data]
+        return json_response(start_response, status, body)
 
     def _handle(self, environ: dict[str, Any]) -> Answer:
         if environ.get("REQUEST_METHOD") != "POST":
