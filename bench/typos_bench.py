@@ -50,7 +50,7 @@ def typo(name: str, edits: int, rng: random.Random) -> str:
 
 def measure(scenario: str, sample: int | None) -> dict[str, Any]:
     from graph.build import build_snapshot
-    from graph.names import match
+    from graph.naming.names import match
     from sync.sources.catalog import read_catalog
 
     catalog = ensure_catalog(NAMED[scenario])

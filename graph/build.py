@@ -12,8 +12,8 @@ from types import MappingProxyType
 from graph.deploy_targets import DeployTarget, DeployTargetIndex, deploy_target, deploy_target_index
 from graph.edges import EdgeFacts, new_edge_facts
 from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts, SourceMark
-from graph.names import AliasIndex, exact_key, loose, match, slug
-from graph.refs import RefError, format_ref, split_ref
+from graph.naming.names import AliasIndex, exact_key, loose, match, slug
+from graph.naming.refs import RefError, format_ref, split_ref
 from graph.relations import OWNED_BY, RUNTIME_KINDS, propagates
 from graph.snapshot import Hygiene, Snapshot
 

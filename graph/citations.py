@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from graph.edges import EdgeFacts
-from graph.refs import short_name
+from graph.naming.refs import short_name
 
 
 def cite_edge(edge: EdgeFacts) -> str:

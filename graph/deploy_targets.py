@@ -20,7 +20,7 @@ from types import MappingProxyType
 from urllib.parse import urlsplit
 
 from graph.facts import Entity
-from graph.names import AliasIndex, Resolution, loose, match, resolve
+from graph.naming.names import AliasIndex, Resolution, loose, match, resolve
 from graph.snapshot import Snapshot
 
 PROJECT_SLUG_ANNOTATIONS = ("github.com/project-slug", "gitlab.com/project-slug")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graph.facts import Problem, SourceMark
-from graph.names import AliasCollision
+from graph.naming.names import AliasCollision
 from graph.snapshot import Snapshot
 
 OWNED_KINDS = frozenset({"component", "resource", "api", "system"})

@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from graph.facts import Passage
-from graph.names import AFFIXES, AliasIndex
+from graph.naming.names import AFFIXES, AliasIndex
 from graph.visibility import EVERYONE, Viewer, can_see
 
 if TYPE_CHECKING:
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 MAX_NAME_WORDS = 8  # longer aliases are never looked for in prose
 DEFAULT_LIMIT = 3
 SNIPPET_CHARS = 160
-# `graph.names`' separators, and markup that is never part of a name in prose (`**Redis**`, `| a |`).
+# `graph.naming.names`' separators, and markup that is never part of a name in prose (`**Redis**`, `| a |`).
 _SPLIT = re.compile(r"[\s\-_./:'\"`,;!?()\[\]{}*>|=<~^\\#]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z])")  # as graph.names splits CamelCase
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z])")  # as graph.naming.names splits CamelCase
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _PASSAGE_INDEX = f"{__name__}.passage_index"  # this module's key in `Snapshot.derived`
 
@@ -128,7 +128,7 @@ class NameScanner:
 
 
 def prose_words(text: str) -> list[str]:
-    """The words of prose as `graph.names.name_words` cuts a name, markup dropped; faster on long text:
+    """The words of prose as `graph.naming.names.name_words` cuts a name, markup dropped; faster on long text:
     CamelCase is looked for only in the words that have a capital after their first letter."""
     words: list[str] = []
     for word in _SPLIT.split(unicodedata.normalize("NFKC", text)):

@@ -11,7 +11,7 @@ from typing import Any
 
 from graph.edges import EdgeFacts
 from graph.facts import Assertion, Citation, Deploy, Entity, Passage, Problem, SourceMark
-from graph.names import AliasIndex
+from graph.naming.names import AliasIndex
 from graph.relations import OWNED_BY
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from graph.names import Resolution, resolve
+from graph.naming.names import Resolution, resolve
 
 if TYPE_CHECKING:
     from graph.edges import EdgeFacts

@@ -17,7 +17,7 @@ import httpx
 from bot.model.ports import ERROR, OVERLOADED, RATE_LIMITED, TIMEOUT, ModelCallError, ModelReply
 from bot.model.prompts import EXPLAIN_SYSTEM, READ_SYSTEM, READ_TOOL, READ_TOOL_NAME, explain_message, read_message
 from bot.settings import Settings
-from graph.model_context import ModelContext
+from graph.questions.model_context import ModelContext
 
 MODEL_SLOTS = 4  # model calls in flight at once per process; more wait (up to the timeout) for a slot
 READ_MAX_TOKENS = 300

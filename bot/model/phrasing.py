@@ -1,6 +1,6 @@
 """Asking the explainer to phrase an answer, checking the reply, and counting every call.
 
-A reply is shown only when it passes `graph.grounding.check_reply`; on any failure (timeout, 429,
+A reply is shown only when it passes `graph.questions.grounding.check_reply`; on any failure (timeout, 429,
 529, an API error, an empty, cut or ungrounded reply) the caller posts the graph's own answer and
 the reason is logged and counted.
 """
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from bot.model.ports import OK, REJECTED, Explainer, ModelCallError, ModelReply, Phrasing
 from bot.telemetry.metrics import Metrics
-from graph.grounding import check_reply
-from graph.model_context import ModelContext
-from graph.names import AliasIndex
+from graph.naming.names import AliasIndex
+from graph.questions.grounding import check_reply
+from graph.questions.model_context import ModelContext
 
 log = logging.getLogger(__name__)
 # Stop reasons that mean the text is not a whole answer.

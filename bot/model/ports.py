@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from graph.model_context import ModelContext
+from graph.questions.model_context import ModelContext
 
 # Outcomes of one call, as counted in oncall_graph_model_calls_total{outcome}.
 OK, REJECTED, TIMEOUT = "ok", "rejected", "timeout"

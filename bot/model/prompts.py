@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.model_context import ModelContext, neutralize
+from graph.questions.model_context import ModelContext, neutralize
 
 QUESTION_CHARS = 2000
 

@@ -1,5 +1,5 @@
 """Reading a free-text question with the model: its tool input is checked strictly, its names resolve
-through the alias index (never trusted raw), and anything off falls back to `graph.ask`'s reader.
+through the alias index (never trusted raw), and anything off falls back to `graph.questions.ask`'s reader.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from bot.model.phrasing import record_call, record_fallback
 from bot.model.ports import OK, REJECTED, ModelCallError, ModelReply, QuestionReader
 from bot.model.prompts import ASKS, INTENTS, MAX_NAMES, MAX_WINDOW_HOURS, NAME_CHARS, READ_TOOL_NAME
 from bot.telemetry.metrics import Metrics
-from graph.ask import CHANGES, DEPENDENCIES, IMPACT, OWNERSHIP, PATH, RISK, Mention, find_mentions
+from graph.questions.ask import CHANGES, DEPENDENCIES, IMPACT, OWNERSHIP, PATH, RISK, Mention, find_mentions
+from graph.questions.wording import read_kinds
 from graph.snapshot import Snapshot
 from graph.visibility import Viewer, can_see, resolve_for
-from graph.wording import read_kinds
 
 MALFORMED = "malformed_tool_input"
 READ_PURPOSE = "read"
@@ -46,13 +46,13 @@ class QuestionRead:
 
 @dataclass(frozen=True, slots=True)
 class ResolvedRead:
-    """A read whose names went through the alias index: what `graph.ask.answer_intent` takes."""
+    """A read whose names went through the alias index: what `graph.questions.ask.answer_intent` takes."""
 
     mentions: tuple[Mention, ...]
-    intent: str  # a graph.ask intent: the first of `kinds`
+    intent: str  # a graph.questions.ask intent: the first of `kinds`
     window: timedelta | None
     names: tuple[str, ...]
-    kinds: tuple[str, ...] = ()  # the graph.ask kinds of every ask
+    kinds: tuple[str, ...] = ()  # the graph.questions.ask kinds of every ask
 
 
 def parse_read(reply: ModelReply) -> QuestionRead:

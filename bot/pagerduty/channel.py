@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from graph.names import resolve
+from graph.naming.names import resolve
 from graph.snapshot import Snapshot
 
 SETTING = "ONCALL_GRAPH_PAGERDUTY_CHANNELS"

@@ -25,7 +25,7 @@ from bot.slack.blocks.messages import SlackMessage
 from bot.slack.delivery import message_kwargs
 from bot.slack.deps import BotDeps
 from bot.slack.replies import alert_message, model_ports
-from graph.names import Resolution
+from graph.naming.names import Resolution
 from graph.snapshot import Snapshot
 from graph.visibility import EVERYONE, Viewer
 

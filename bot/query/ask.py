@@ -9,9 +9,9 @@ from functools import cache
 from bot.query.asking import ModelPorts, ask_question
 from bot.query.bundle import AskAnswer
 from bot.render.freshness import freshness_of
-from graph.ask import DEPENDENCIES, IMPACT, Answer, read_window
 from graph.blast import BlastRadius, blast_radius
 from graph.freshness import StalePolicy
+from graph.questions.ask import DEPENDENCIES, IMPACT, Answer, read_window
 from graph.snapshot import Snapshot
 from graph.suspects import Suspects, suspects
 from graph.visibility import Viewer

@@ -15,12 +15,12 @@ from bot.model.phrasing import Phrased, phrase, record_fallback
 from bot.model.ports import OVERLOADED, RATE_LIMITED, TIMEOUT, Explainer, Phrasing, QuestionReader
 from bot.model.reader import read_with_model, resolve_read
 from bot.telemetry.metrics import Metrics
-from graph.ask import DEPENDENCIES, IMPACT, OWNERSHIP, PATH, Answer, answer_intent, ask, read_window
 from graph.blast import BlastRadius
 from graph.edges import EdgeFacts
-from graph.model_context import build_context
+from graph.naming.refs import short_name
 from graph.passages import prose, top_passages
-from graph.refs import short_name
+from graph.questions.ask import DEPENDENCIES, IMPACT, OWNERSHIP, PATH, Answer, answer_intent, ask, read_window
+from graph.questions.model_context import build_context
 from graph.snapshot import Snapshot
 from graph.suspects import Suspects
 from graph.visibility import EVERYONE, Viewer

@@ -13,12 +13,12 @@ from datetime import datetime, timedelta
 
 from bot.model.ports import Phrasing
 from bot.render.freshness import Freshness
-from graph.ask import Answer
 from graph.blast import BlastRadius
 from graph.hygiene import LintReport
-from graph.names import Resolution
+from graph.naming.names import Resolution
 from graph.passages import CitedPassage
 from graph.paths import CitedPath
+from graph.questions.ask import Answer
 from graph.suspects import Suspects
 
 

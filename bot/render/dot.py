@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from bot.render.wording import plural, utc, window_token
 from graph.blast import BREAKS, BlastRadius
 from graph.edges import EdgeFacts
-from graph.refs import short_name
+from graph.naming.refs import short_name
 from graph.snapshot import Snapshot
 from graph.suspects import SuspectDeploy, Suspects
 

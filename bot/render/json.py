@@ -7,13 +7,13 @@ from datetime import datetime
 from typing import Any
 
 from bot.render.freshness import Freshness
-from graph.ask import Answer
 from graph.blast import BlastRadius
 from graph.edges import EdgeFacts
 from graph.hygiene import LintReport
-from graph.names import Resolution
+from graph.naming.names import Resolution
 from graph.passages import CitedPassage
 from graph.paths import CitedPath
+from graph.questions.ask import Answer
 from graph.suspects import SuspectDeploy, Suspects
 
 Json = dict[str, Any]

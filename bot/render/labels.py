@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.model.ports import Phrasing
-from graph.ask import Answer
+from graph.questions.ask import Answer
 
 
 def labelled_lines(answer: Answer, phrasing: Phrasing | None) -> list[str]:

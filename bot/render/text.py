@@ -16,15 +16,15 @@ from bot.render.labels import labelled_lines
 from bot.render.wording import format_age as format_age  # re-exported: bot.cli.main reads it from here
 from bot.render.wording import summarized as _summarized
 from bot.render.wording import window_span
-from graph.ask import Answer
 from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
 from graph.facts import Deploy
 from graph.hygiene import LintReport
-from graph.names import Resolution
+from graph.naming.names import Resolution
+from graph.naming.refs import short_name
 from graph.passages import CitedPassage, snippet
 from graph.paths import CitedPath, chain_text
-from graph.refs import short_name
+from graph.questions.ask import Answer
 from graph.suspects import Suspects
 
 PER_GROUP = 15

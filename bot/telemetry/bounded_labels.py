@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 
-from graph.names import canonical
+from graph.naming.names import canonical
 
 OTHER = "other"
 EMPTY = "(empty)"

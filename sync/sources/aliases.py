@@ -8,7 +8,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from graph.facts import AliasClaim, Citation, Problem, SourceFacts
-from graph.refs import KINDS, RefError, format_ref, split_ref
+from graph.naming.refs import KINDS, RefError, format_ref, split_ref
 from sync.sources.textfiles import DEFAULT_TIMEOUT, FetchedText, fetch_text
 
 # The C loader is ~10x faster; both give the same nodes and marks.

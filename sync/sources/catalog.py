@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any, NamedTuple, TypeGuard
 
 from graph.facts import NOTE, AliasClaim, Assertion, Citation, Entity, Problem, SourceFacts
-from graph.refs import format_ref
+from graph.naming.refs import format_ref
 from graph.relations import CONSUMES_API, DEPENDS_ON, PROVIDES_API
 from sync.collector import collector_paused
 from sync.sources.catalog_fetch import (

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from graph.facts import Problem
-from graph.refs import RefError, format_ref, split_ref
+from graph.naming.refs import RefError, format_ref, split_ref
 from sync.sources.textfiles import display_name
 from sync.sources.yaml_documents import YamlDocuments, load_yaml, load_yaml_files
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from graph.facts import Assertion, Citation, Problem
-from graph.refs import RefError, format_ref, split_ref
+from graph.naming.refs import RefError, format_ref, split_ref
 from graph.relations import (
     CHILD_OF,
     CONSUMES_API,

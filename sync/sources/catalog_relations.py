@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from graph.facts import Assertion, Citation, Problem
-from graph.refs import RefError, format_ref, split_ref
+from graph.naming.refs import RefError, format_ref, split_ref
 from graph.relations import CHILD_OF, CONSUMES_API, DEPENDS_ON, MEMBER_OF, OWNED_BY, PART_OF, PROVIDES_API
 
 # Backstage relation type -> (our relation, True when the edge runs from the target to the entity).

@@ -25,12 +25,12 @@ from bot.slack.blocks.messages import (
     format_unresolved,
     text_length,
 )
-from graph.ask import ask
 from graph.blast import blast_radius
 from graph.facts import Citation, Deploy, Passage, SourceMark
 from graph.freshness import DEFAULT_STALE_INTERVALS, LagTransition, StalePolicy, judge
-from graph.names import resolve
+from graph.naming.names import resolve
 from graph.passages import CitedPassage
+from graph.questions.ask import ask
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer

@@ -19,9 +19,9 @@ from bot.render.text import render_answer
 from bot.settings import Settings
 from bot.slack.blocks.messages import format_alert_reply, format_answer
 from bot.telemetry.metrics import Metrics
-from graph.ask import IMPACT, ask
 from graph.blast import blast_radius
 from graph.freshness import StalePolicy
+from graph.questions.ask import IMPACT, ask
 from graph.suspects import suspects
 from graph.visibility import EVERYONE, Viewer
 from tests.fakes.anthropic_api import API_KEY, FakeAnthropic, Reply, anthropic_api, error, text, tool_use

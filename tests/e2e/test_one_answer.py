@@ -19,7 +19,7 @@ from typing import Any
 
 from bot.mcp.tools import GraphAccess, call_tool
 from graph.freshness import StalePolicy
-from graph.refs import short_name
+from graph.naming.refs import short_name
 from sync.refresh import load_snapshot
 from sync.store.database import make_engine
 from sync.store.fact_store import Store

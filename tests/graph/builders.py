@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from graph.build import build_snapshot
 from graph.facts import Assertion, Citation, Deploy, Entity, SourceFacts
-from graph.refs import ref_parts
+from graph.naming.refs import ref_parts
 from graph.snapshot import Snapshot
 
 BUILT_AT = datetime(2026, 11, 29, 15, 0, tzinfo=UTC)

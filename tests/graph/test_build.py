@@ -164,7 +164,7 @@ def test_snapshot_is_built_at_the_given_time_and_walk_index_is_cached() -> None:
 
 def test_names_from_an_aliases_file_resolve_at_query_time() -> None:
     from graph.facts import AliasClaim
-    from graph.names import resolve
+    from graph.naming.names import resolve
 
     claims = SourceFacts(
         "aliases",

@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from graph.ask import ask
 from graph.blast import blast_radius, runtime_mask, system_parts
 from graph.compiled import walk_index
 from graph.facts import Passage, SourceFacts, SourceMark
 from graph.networkx_view import networkx_view
 from graph.passages import cite_passages, passage_index
+from graph.questions.ask import ask
 from graph.snapshot import Snapshot, SnapshotRef
 from graph.suspects import suspects
 from graph.visibility import Viewer, resolve_for, restricted_refs

@@ -8,8 +8,8 @@ from dataclasses import replace
 from datetime import timedelta
 
 from graph.blast import blast_radius
-from graph.grounding import check_reply, cited_ids
-from graph.model_context import ModelContext, build_context, edge_sentence, estimate_tokens
+from graph.questions.grounding import check_reply, cited_ids
+from graph.questions.model_context import ModelContext, build_context, edge_sentence, estimate_tokens
 from graph.snapshot import Snapshot
 from tests.graph.builders import BUILT_AT
 from tests.graph.shop import shop

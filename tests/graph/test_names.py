@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph.names import (
+from graph.naming.names import (
     TIERS,
     AliasIndex,
     _loose_key,
@@ -21,7 +21,7 @@ from graph.names import (
     resolve,
     slug,
 )
-from graph.suggest import blended, query_words
+from graph.naming.suggest import blended, query_words
 
 AUTH = "component:default/auth-service"
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from graph.blast import blast_radius
 from graph.facts import Entity, Passage, SourceFacts, SourceMark
-from graph.names import name_words
+from graph.naming.names import name_words
 from graph.passages import (
     cite_passages,
     passage_index,

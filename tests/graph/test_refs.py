@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph.refs import ref_parts, short_name
+from graph.naming.refs import ref_parts, short_name
 
 WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_./:", min_size=1, max_size=12)
 

@@ -9,10 +9,10 @@ import weakref
 from datetime import UTC, datetime
 
 from bot.wiring import snapshot_ref
-from graph.ask import ask
 from graph.blast import blast_radius
 from graph.compiled import walk_index
 from graph.networkx_view import networkx_view
+from graph.questions.ask import ask
 from graph.suspects import suspects
 from tests.graph.shop import c, shop
 

@@ -6,10 +6,10 @@ import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graph.ask import ask
 from graph.blast import blast_radius
+from graph.naming.refs import short_name
 from graph.paths import chain_text, find_path
-from graph.refs import short_name
+from graph.questions.ask import ask
 from graph.relations import propagates
 from graph.suspects import DIRECT, ITSELF, suspects
 from tests.graph.builders import BUILT_AT, chain, dep, deploy, entity, said, snapshot

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from graph.ask import ask
 from graph.blast import blast_radius
 from graph.paths import find_path
+from graph.questions.ask import ask
 from graph.suspects import suspects
 from graph.visibility import HIDDEN, Viewer, resolve_for
 from tests.graph.builders import BUILT_AT, dep, entity, snapshot

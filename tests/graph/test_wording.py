@@ -4,8 +4,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graph.rollups import ranking
-from graph.wording import CHANGES, DEFAULT_WINDOW, DEPENDENCIES, IMPACT, OWNERSHIP, PATH, RISK, read_kinds, read_window
+from graph.questions.rollups import ranking
+from graph.questions.wording import (
+    CHANGES,
+    DEFAULT_WINDOW,
+    DEPENDENCIES,
+    IMPACT,
+    OWNERSHIP,
+    PATH,
+    RISK,
+    read_kinds,
+    read_window,
+)
 from tests.graph.builders import dep, entity, snapshot
 from tests.graph.shop import c
 

@@ -16,8 +16,8 @@ from bot.model.claude import build_model
 from bot.query.asking import ModelPorts, ask_question
 from bot.settings import Settings
 from bot.telemetry.metrics import Metrics
-from graph.ask import Answer, ask
-from graph.refs import short_name
+from graph.naming.refs import short_name
+from graph.questions.ask import Answer, ask
 from graph.snapshot import Snapshot
 from tests.fakes.anthropic_api import API_KEY, FakeAnthropic, anthropic_api, tool_use
 from tests.questions.graphs import NOW, acme, named

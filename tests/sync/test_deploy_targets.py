@@ -21,7 +21,7 @@ from graph.deploy_targets import (
     source_location_repository,
 )
 from graph.facts import Deploy
-from graph.names import resolve
+from graph.naming.names import resolve
 from graph.snapshot import Snapshot
 from sync.sources.catalog import read_catalog
 from sync.sources.deploys import parse_deploys

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graph.build import build_snapshot
-from graph.names import resolve
+from graph.naming.names import resolve
 from graph.snapshot import Snapshot
 from sync.sources.catalog import read_catalog
 

@@ -32,8 +32,8 @@ from bot.slack.blocks.kit import (
 from bot.slack.blocks.passages import passages_blocks, passages_plain
 from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
+from graph.naming.refs import short_name
 from graph.passages import CitedPassage
-from graph.refs import short_name
 
 FIRST_SCREEN = 60  # more than ever fit: the budget decides how many are shown
 SURVIVORS_SHOWN = 15

@@ -16,7 +16,7 @@ from typing import Any
 from bot.render.dot import Picture
 from graph.citations import cite_edge
 from graph.edges import EdgeFacts
-from graph.refs import short_name
+from graph.naming.refs import short_name
 
 Block = dict[str, Any]
 

@@ -31,9 +31,9 @@ from bot.slack.blocks.kit import (
     text_length,
 )
 from bot.slack.blocks.suspects import format_alert_reply, format_suspects
-from graph.ask import Answer
-from graph.names import Resolution
-from graph.refs import ref_parts, short_name
+from graph.naming.names import Resolution
+from graph.naming.refs import ref_parts, short_name
+from graph.questions.ask import Answer
 
 __all__ = [
     "SlackMessage",

@@ -37,8 +37,8 @@ from bot.slack.blocks.kit import (
 from bot.slack.blocks.passages import passages_blocks, passages_plain
 from graph.blast import BlastRadius
 from graph.citations import cite_edge
+from graph.naming.refs import short_name
 from graph.passages import CitedPassage
-from graph.refs import short_name
 from graph.suspects import Dependency, SuspectDeploy, Suspects
 
 DEPLOYS_SHOWN = 5

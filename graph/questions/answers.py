@@ -1,5 +1,5 @@
 """Each ask answered for one named entity (or two, for a path): plain sentences and the cited edges
-they rest on. `graph.ask` chooses which of these a question gets."""
+they rest on. `graph.questions.ask` chooses which of these a question gets."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import TypeVar
 
 from graph.blast import blast_radius
 from graph.edges import EdgeFacts
+from graph.naming.refs import short_name
 from graph.paths import chain_text, find_path
-from graph.refs import short_name
 from graph.relations import propagates
 from graph.snapshot import Snapshot
 from graph.suspects import Dependency, suspects

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from itertools import chain
 
 from graph.edges import EdgeFacts
-from graph.refs import ref_parts, short_name
+from graph.naming.refs import ref_parts, short_name
 from graph.snapshot import Snapshot
 from graph.suspects import deploys_in_window
 from graph.visibility import EVERYONE, Viewer, visible

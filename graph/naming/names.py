@@ -5,7 +5,7 @@ suggests, never resolves:
   1. exact: the full ref, `namespace/name`, the name, or a claimed alias, as typed (case-folded);
   2. canonical: articles, separators, CamelCase and "svc"/"service" affixes normalized away;
   3. loose: canonical with plural words made singular;
-  then ranked suggestions (`graph.suggest`) for anything that did not resolve.
+  then ranked suggestions (`graph.naming.suggest`) for anything that did not resolve.
 A key claimed by two entities in the first tier that matches is ambiguous: both are returned.
 """
 
@@ -22,7 +22,7 @@ from types import MappingProxyType
 
 from rapidfuzz import fuzz, process
 
-from graph.suggest import Choices, query_words, rank
+from graph.naming.suggest import Choices, query_words, rank
 
 ARTICLES = frozenset({"the", "a", "an"})
 AFFIXES = frozenset({"svc", "srv", "service"})
@@ -232,7 +232,7 @@ class AliasIndex:
     ) -> tuple[str, ...]:
         """Refs whose names look like `text`, best first; suggestions only, never a resolution.
 
-        Ranked by `graph.suggest`: edits (a transposition is one) blended with shared words, 0-100.
+        Ranked by `graph.naming.suggest`: edits (a transposition is one) blended with shared words, 0-100.
         """
         words = query_words(canonical_words(text))
         choices, fuzzy_refs = self._fuzzy_choices()

@@ -1,7 +1,7 @@
 """Deterministic answers to free-text questions: find the entities, read the asks, answer each, cite.
 
-A question is a set of asks (`graph.wording`); the answer covers every ask for every entity the
-question names, or, for a question about everything, the whole graph (`graph.broad`).
+A question is a set of asks (`graph.questions.wording`); the answer covers every ask for every entity the
+question names, or, for a question about everything, the whole graph (`graph.questions.broad`).
 """
 
 from __future__ import annotations
@@ -11,14 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from graph import answers, broad
 from graph.citations import cite_edge
 from graph.edges import EdgeFacts
-from graph.names import AliasIndex, Allow, name_words, resolve
-from graph.refs import short_name
-from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE, Viewer, can_see
-from graph.wording import (
+from graph.naming.names import AliasIndex, Allow, name_words, resolve
+from graph.naming.refs import short_name
+from graph.questions import answers, broad
+from graph.questions.wording import (
     CHANGES,
     DEFAULT_WINDOW,
     DEPENDENCIES,
@@ -30,6 +28,8 @@ from graph.wording import (
     read_kinds,
     read_window,
 )
+from graph.snapshot import Snapshot
+from graph.visibility import EVERYONE, Viewer, can_see
 
 __all__ = [
     "CHANGES", "DEFAULT_WINDOW", "DEPENDENCIES", "IMPACT", "KINDS", "OWNERSHIP", "PATH", "RISK",
@@ -37,7 +37,7 @@ __all__ = [
 ]  # fmt: skip
 
 MAX_ALIAS_WORDS = 6
-SUGGEST_CUTOFF = 60.0  # of graph.suggest's blend: one edit in five letters, for a word that is no common word
+SUGGEST_CUTOFF = 60.0  # of graph.naming.suggest's blend: one edit in five letters, for a word that is no common word
 _POSSESSIVE = re.compile(r"['’]s\b|['’]$")
 _PREPOSITIONS = frozenset({"in", "to", "for", "on", "about", "of", "under", "with", "from", "behind"})
 
@@ -73,7 +73,7 @@ class Mention:
 class Ask:
     """One thing the question asks, about the entities it names (none: about the whole graph)."""
 
-    kind: str  # one of graph.wording.KINDS
+    kind: str  # one of graph.questions.wording.KINDS
     entities: tuple[str, ...] = ()
     window: timedelta | None = None  # for dependencies and changes: the deploys shown
 
@@ -144,7 +144,7 @@ def _words_of(question: str) -> tuple[list[str], set[int], set[int]]:
 
 
 def read_intent(question: str, mentions: int) -> str:
-    """The question's first ask (of `graph.wording.read_kinds`)."""
+    """The question's first ask (of `graph.questions.wording.read_kinds`)."""
     return read_kinds(question, mentions)[0]
 
 

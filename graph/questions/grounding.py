@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from graph.ask import find_mentions
-from graph.model_context import ModelContext
-from graph.names import AliasIndex
-from graph.refs import short_name
+from graph.naming.names import AliasIndex
+from graph.naming.refs import short_name
+from graph.questions.ask import find_mentions
+from graph.questions.model_context import ModelContext
 
 EMPTY, UNCITED, UNKNOWN_ID, OUTSIDE_ENTITY = "empty", "uncited", "unknown_id", "outside_entity"
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")

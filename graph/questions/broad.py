@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from graph.answers import Said, duration, join
 from graph.blast import blast_radius
 from graph.edges import EdgeFacts
-from graph.refs import short_name
+from graph.naming.refs import short_name
+from graph.questions.answers import Said, duration, join
+from graph.questions.rollups import ranking
 from graph.relations import propagates
-from graph.rollups import ranking
 from graph.snapshot import Snapshot
 from graph.visibility import Viewer, can_see, visible
 
