@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.render.png import PictureRenderer
-from tests.bot.png import png_size
+from tests.bot.render.png import png_size
 from tests.graphviz_dot import describe, ensure_dot
 
 SOURCE = 'digraph { "resource:default/redis" -> "component:default/cart" [label="depends_on"] }\n'

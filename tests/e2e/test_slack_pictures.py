@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.bot.png import png_size
+from tests.bot.render.png import png_size
 from tests.e2e.conftest import ALERTS, Bot
 from tests.e2e.test_slack_bot import mention, only_response, pagerduty_alert, text_of
 from tests.fakes.slack_api import FakeSlack

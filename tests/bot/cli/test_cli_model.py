@@ -15,7 +15,7 @@ import pytest
 
 from tests.fakes.anthropic_api import API_KEY, FakeAnthropic, Reply, anthropic_api, error, text, tool_use
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ACME = ROOT / "examples" / "acme"
 SOURCES = [
     "--catalog",

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bot.slack.alert_message import STATUSES, Alert, incident_key, is_alert, parse_alert
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "slack"
+DATA = Path(__file__).resolve().parents[2] / "data" / "slack"
 INCIDENT = "Q2KX7T8PLMN0AB"
 
 

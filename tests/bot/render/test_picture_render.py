@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.render.png import MISSING, PictureRenderer
-from tests.bot.png import png_size
+from tests.bot.render.png import png_size
 
 SOURCE = 'digraph { "resource:default/redis" -> "component:default/cart" [label="depends_on"] }\n'
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SEED = ROOT / "examples" / "seed-demo" / "docs"
 ACME = ROOT / "examples" / "acme"
 ACME_SOURCES = [

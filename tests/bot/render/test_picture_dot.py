@@ -27,7 +27,7 @@ from graph.blast import blast_radius
 from graph.freshness import StalePolicy
 from graph.suspects import suspects
 from graph.visibility import EVERYONE, Viewer
-from tests.bot.png import png_size
+from tests.bot.render.png import png_size
 from tests.graph.builders import BUILT_AT, dep, deploy, entity, snapshot
 
 REDIS = "resource:default/redis"

@@ -14,7 +14,7 @@ from sync.sources import kinds as kinds_module
 from sync.sources.kinds import SOURCE_KINDS, SourceKind, source_kind
 from sync.sources.registry import READERS, TEXT_PARSERS, WALKERS, SourceAccess, SourceSpec, bound, read_changed
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_every_kind_has_one_unique_name_option_and_variable() -> None:

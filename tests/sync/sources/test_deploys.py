@@ -17,7 +17,7 @@ from graph.facts import Deploy, Problem, SourceFacts
 from sync.sources.deploys import parse_deploys, parse_timestamp, read_deploys
 from sync.sources.textfiles import FetchError
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "deploys"
+DATA = Path(__file__).resolve().parents[2] / "data" / "deploys"
 
 
 def load(name: str) -> str:

@@ -12,7 +12,7 @@ from graph.relations import propagates
 from sync.sources.textfiles import FetchError
 from sync.sources.triples import normalize_relation, parse_triples, read_triples
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "triples"
+DATA = Path(__file__).resolve().parents[2] / "data" / "triples"
 
 
 def load(name: str) -> str:

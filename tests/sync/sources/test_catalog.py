@@ -26,7 +26,7 @@ from sync.sources.catalog import (
 from sync.sources.catalog_fetch import entity_list
 from sync.sources.yaml_documents import _load_with_ryml, load_yaml, load_yaml_files
 
-DATA = Path(__file__).parent.parent / "data" / "catalog"
+DATA = Path(__file__).parent.parent.parent / "data" / "catalog"
 REFERENCE = DATA / "reference"
 ACME = DATA / "acme" / "catalog"
 

@@ -28,7 +28,7 @@ from sync.sources.pagerduty import (
 )
 from tests.fakes.pagerduty_api import TOKEN, PagerDutyApi, load_account, pagerduty_api
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "pagerduty"
+DATA = Path(__file__).resolve().parents[2] / "data" / "pagerduty"
 DEPS = "/service_dependencies/technical_services/"
 BIZ_DEPS = "/service_dependencies/business_services/"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.bot.png import png_size
+from tests.bot.render.png import png_size
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ACME = ROOT / "examples" / "acme"
 SOURCES = ["--db", "sqlite:///:memory:", "--catalog", str(ACME / "catalog"), "--deploys", str(ACME / "deploys.jsonl")]
 

@@ -11,7 +11,7 @@ from graph.facts import SourceFacts
 from sync.sources.aliases import parse_aliases, read_aliases
 from sync.sources.textfiles import FetchError
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "aliases"
+DATA = Path(__file__).resolve().parents[2] / "data" / "aliases"
 
 
 def load(name: str) -> str:

@@ -17,7 +17,7 @@ import pytest
 
 from tests.fakes.anthropic_api import API_KEY, FakeAnthropic, anthropic_api, error, text, tool_use
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CATALOG = ROOT / "examples" / "acme" / "catalog"
 MODEL = "claude-haiku-4-5"
 RUNBOOK = """# Shipping runbook

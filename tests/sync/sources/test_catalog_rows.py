@@ -21,7 +21,7 @@ from sync.store import schema
 from sync.store.database import make_engine, migrate
 from sync.store.fact_codec import EncodedFacts, encode_rows
 from sync.store.fact_store import Store
-from tests.sync.test_catalog import ACME, REFERENCE, RESOURCE, write
+from tests.sync.sources.test_catalog import ACME, REFERENCE, RESOURCE, write
 
 SERIAL, POOLED = 1 << 40, 0  # parallel_min_bytes: never / always in worker processes
 T0 = datetime(2026, 11, 29, tzinfo=UTC)

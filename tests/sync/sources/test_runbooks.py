@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from graph.facts import Assertion, Citation, SourceFacts
 from sync.sources.runbooks import extract_relations, find_runbooks, parse_runbook, read_runbooks
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "runbooks"
+DATA = Path(__file__).resolve().parents[2] / "data" / "runbooks"
 
 SEED = {
     "c1.md": ("login flow", "depends_on", "auth service"),

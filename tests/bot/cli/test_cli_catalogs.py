@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.bot.test_cli import run, run_json
+from tests.bot.cli.test_cli import run, run_json
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 SHOP = DATA / "catalog" / "sockshop"
 FEEDS = DATA / "deploys" / "sockshop"
 SOURCES = [

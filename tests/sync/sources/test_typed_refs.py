@@ -13,7 +13,7 @@ from graph.naming.names import resolve
 from graph.snapshot import Snapshot
 from sync.sources.catalog import read_catalog
 
-ORG = Path(__file__).resolve().parents[1] / "data" / "catalog" / "namespaces"
+ORG = Path(__file__).resolve().parents[2] / "data" / "catalog" / "namespaces"
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ACME = ROOT / "examples" / "acme"
 SEED = ROOT / "examples" / "seed-demo" / "docs"
 ACME_SOURCES = [

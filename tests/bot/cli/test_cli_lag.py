@@ -14,7 +14,7 @@ import pytest
 
 from tests.sync.held_catalog import MAX_DROP, write_catalog
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(autouse=True)

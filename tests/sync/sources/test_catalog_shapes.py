@@ -15,9 +15,9 @@ from graph.hygiene import lint
 from graph.relations import DEPENDS_ON
 from sync.sources.catalog import parse_catalog, parse_catalog_api, read_catalog, read_catalog_rows
 from sync.store.fact_codec import EncodedFacts
-from tests.sync.test_catalog import CatalogServer, edges
+from tests.sync.sources.test_catalog import CatalogServer, edges
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "catalog"
+DATA = Path(__file__).resolve().parents[2] / "data" / "catalog"
 RESPONSES = DATA / "api_response"
 SHOP = DATA / "sockshop"
 BUILT = datetime(2026, 12, 1, tzinfo=UTC)

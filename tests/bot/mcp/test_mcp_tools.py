@@ -19,7 +19,7 @@ from sync.sources.registry import SourceSpec
 from sync.store.database import make_engine, migrate
 from sync.store.fact_store import Store
 
-SEED = Path(__file__).resolve().parents[2] / "examples" / "seed-demo" / "docs"
+SEED = Path(__file__).resolve().parents[3] / "examples" / "seed-demo" / "docs"
 NOW = datetime(2026, 11, 29, 15, 0, tzinfo=UTC)
 
 

@@ -26,7 +26,7 @@ from graph.snapshot import Snapshot
 from sync.sources.catalog import read_catalog
 from sync.sources.deploys import parse_deploys
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 CATALOG = DATA / "catalog" / "sockshop" / "catalog"
 FEEDS = DATA / "deploys" / "sockshop"
 BUILT = datetime(2019, 5, 14, 12, tzinfo=UTC)

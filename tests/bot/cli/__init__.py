@@ -1,0 +1,1 @@
+"""The command line, run as a user runs it."""

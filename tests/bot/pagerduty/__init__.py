@@ -1,0 +1,1 @@
+"""PagerDuty webhooks: signatures, payloads, the incident channel."""

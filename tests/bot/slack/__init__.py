@@ -1,0 +1,1 @@
+"""Slack messages: Block Kit, attachments, alert threads."""

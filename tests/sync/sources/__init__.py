@@ -1,0 +1,1 @@
+"""Source readers, one kind at a time."""

@@ -1,0 +1,1 @@
+"""The database: schema, bulk I/O, the fact codec."""
