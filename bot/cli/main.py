@@ -20,7 +20,7 @@ from rich.text import Text
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bot.cli.parser import QUERY_COMMANDS, build_parser, given_sources
-from bot.query.asking import ModelPorts
+from bot.query.model_phrasing import ModelPorts
 from bot.query.replies import EXIT_OK, EXIT_USAGE, reply
 from bot.render import text as render_text
 from bot.render.dot import Picture

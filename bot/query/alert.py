@@ -6,8 +6,8 @@ from __future__ import annotations
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 
-from bot.query.asking import ModelPorts, explain_alert
 from bot.query.bundle import AlertAnswer, AlertQuery, Resolved
+from bot.query.model_phrasing import ModelPorts, explain_alert
 from bot.render.freshness import freshness_of
 from graph.blast import blast_radius
 from graph.freshness import StalePolicy

@@ -6,8 +6,8 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from functools import cache
 
-from bot.query.asking import ModelPorts, ask_question
 from bot.query.bundle import AskAnswer
+from bot.query.model_phrasing import ModelPorts, ask_question
 from bot.render.freshness import freshness_of
 from graph.blast import BlastRadius, blast_radius
 from graph.freshness import StalePolicy

@@ -17,7 +17,6 @@ from typing import Any
 from rich.text import Text
 
 from bot.query.ask import answer_ask
-from bot.query.asking import ModelPorts
 from bot.query.blast import answer_blast, answer_suspects
 from bot.query.bundle import (
     AskAnswer,
@@ -29,6 +28,7 @@ from bot.query.bundle import (
     SuspectsQuery,
 )
 from bot.query.lookup import answer_lint, answer_path, answer_resolve
+from bot.query.model_phrasing import ModelPorts
 from bot.render import json as render_json
 from bot.render import text as render_text
 from bot.render.dot import Picture, blast_dot, suspects_dot

@@ -9,10 +9,10 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
-from bot.query.asking import ModelPorts
 from bot.query.blast import answer_blast, answer_suspects
 from bot.query.bundle import AlertAnswer, AskAnswer, BlastAnswer, BlastQuery, Resolved, SuspectsAnswer, SuspectsQuery
 from bot.query.durations import parse_window
+from bot.query.model_phrasing import ModelPorts
 from bot.render.dot import alert_dot, blast_dot, suspects_dot, view_dot
 from bot.slack.blocks.messages import (
     SlackMessage,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bot.model.claude import build_model
-from bot.query.asking import ModelPorts, ask_question, explain_alert
+from bot.query.model_phrasing import ModelPorts, ask_question, explain_alert
 from bot.render.freshness import freshness_of
 from bot.render.text import render_answer
 from bot.settings import Settings

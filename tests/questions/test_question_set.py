@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from bot.model.claude import build_model
-from bot.query.asking import ModelPorts, ask_question
+from bot.query.model_phrasing import ModelPorts, ask_question
 from bot.settings import Settings
 from bot.telemetry.metrics import Metrics
 from graph.naming.refs import short_name
