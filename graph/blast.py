@@ -10,9 +10,10 @@ import numpy as np
 
 from graph.compiled import UNREACHED, BoolArray, IntArray, best_parents, reverse_levels, walk_index
 from graph.edges import EdgeFacts
+from graph.redaction import redact_path
 from graph.relations import PART_OF, RUNTIME_KINDS, propagates
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE, Viewer, can_see, redact_path, restricted_refs, visible
+from graph.visibility import EVERYONE, Viewer, can_see, restricted_refs, visible
 
 BREAKS = "breaks"
 DEGRADES = "degrades"
@@ -116,6 +117,11 @@ class BlastRadius:
         """The entities this answer is about, most important first (whose runbook passages to
         quote): the failed one, then the nearest impacted ones this viewer may see."""
         return (self.failed, *(impact.entity for impact in self.nearest(nearest)))
+
+    @property
+    def failed_owners(self) -> tuple[str, ...]:
+        """The failed entity's owners this viewer may see."""
+        return visible(self.snapshot, self.snapshot.owners(self.failed), self.viewer)
 
     @property
     def hidden_count(self) -> int:

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 from graph.facts import Passage
 from graph.naming.names import AFFIXES, AliasIndex
-from graph.visibility import EVERYONE, Viewer, can_see
+from graph.redaction import hidden_from, passage_hidden
+from graph.visibility import EVERYONE, Viewer
 
 if TYPE_CHECKING:
     from graph.snapshot import Snapshot
@@ -229,10 +230,12 @@ def cite_passages(
     """The passages to quote for an answer about `entities` (most important first), at most `limit`.
 
     The k-th passage of the i-th entity comes in at step i + k, so the first entity (what was asked
-    about) leads and the next ones still get a word in. One passage per section; a passage that
-    names an entity this viewer may not see is never shown to them.
+    about) leads and the next ones still get a word in. One passage per section; a passage whose
+    file, sections or text name an entity this viewer may not see (by any alias, even one it shares
+    with a visible entity) is never shown to them.
     """
     index = passage_index(snapshot)
+    hidden = hidden_from(snapshot, viewer)
     candidates: list[tuple[int, int, str, LinkedPassage]] = []
     for position, entity in enumerate(dict.fromkeys(entities)):
         # A few spare ones per entity: some may share a section or name an entity hidden here.
@@ -246,7 +249,7 @@ def cite_passages(
             break
         if item.passage.locator in sections:
             continue
-        if not viewer.everything and not all(can_see(snapshot, ref, viewer) for ref in item.entities):
+        if hidden and (item.entities & hidden or passage_hidden(snapshot, item.passage, viewer)):
             continue
         sections.add(item.passage.locator)
         chosen.append(CitedPassage(entity, item.passage))

@@ -6,9 +6,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from graph.edges import EdgeFacts
+from graph.redaction import redact_path
 from graph.relations import DEPENDS_ON
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE, Viewer, redact_path
+from graph.visibility import EVERYONE, Viewer, can_see
 from graph.walk import layered_walk, path_to
 
 
@@ -21,8 +22,11 @@ class CitedPath:
     hidden: int = 0
 
 
-def _forward(snapshot: Snapshot, ref: str) -> Iterable[tuple[str, EdgeFacts]]:
-    return ((e.dst, e) for e in snapshot.out_edges.get(ref, ()))
+def _forward(snapshot: Snapshot, ref: str, viewer: Viewer) -> Iterable[tuple[str, EdgeFacts]]:
+    edges = snapshot.out_edges.get(ref, ())
+    if viewer.everything:
+        return ((e.dst, e) for e in edges)
+    return ((e.dst, e) for e in edges if can_see(snapshot, e.dst, viewer))
 
 
 def _cost(edge: EdgeFacts) -> tuple[int, int]:
@@ -32,9 +36,11 @@ def _cost(edge: EdgeFacts) -> tuple[int, int]:
 def find_path(snapshot: Snapshot, src: str, dst: str, *, viewer: Viewer = EVERYONE) -> CitedPath:
     """The chain along edges from `src` to `dst` if there is one, else along edges from `dst` to
     `src`; either way listed from `src` to `dst` (scripts read `from` first). depends_on wins
-    equal lengths."""
+    equal lengths. A viewer's chain runs only through entities they may see: one that exists only
+    through a hidden entity is, for them, no chain at all (saying it exists would tell them the
+    hidden entity does)."""
     for a, b in ((src, dst), (dst, src)):
-        walk = layered_walk(a, lambda r: _forward(snapshot, r), cost=_cost)
+        walk = layered_walk(a, lambda r: _forward(snapshot, r, viewer), cost=_cost)
         if b in walk:
             path, edges, hidden = redact_path(snapshot, *path_to(walk, b), viewer)
             if a != src:

@@ -11,9 +11,10 @@ from datetime import datetime, timedelta
 
 from graph.edges import EdgeFacts
 from graph.facts import Deploy
+from graph.redaction import redact_path
 from graph.relations import propagates
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE, Viewer, can_see, redact_path, visible
+from graph.visibility import EVERYONE, Viewer, can_see, visible
 from graph.walk import layered_walk, path_to
 
 ITSELF = "the alerting service itself"
@@ -46,6 +47,7 @@ class Suspects:
     dependencies: tuple[Dependency, ...]
     own_deploys: tuple[SuspectDeploy, ...]
     hidden: int = 0  # dependencies the viewer may not see
+    owners: tuple[str, ...] = ()  # the alerting entity's owners this viewer may see
 
     @property
     def suspect_deploys(self) -> tuple[SuspectDeploy, ...]:
@@ -99,4 +101,5 @@ def suspects(
         owners = visible(snapshot, snapshot.owners(ref), viewer)
         dependencies.append(Dependency(ref, hop.hops, path, edges, owners, found, hidden_on_path))
     own = tuple(SuspectDeploy(d, ITSELF) for d in deploys_in_window(snapshot, entity, since, now))
-    return Suspects(entity, now, since, max_depth, tuple(dependencies), own, hidden)
+    owners = visible(snapshot, snapshot.owners(entity), viewer)
+    return Suspects(entity, now, since, max_depth, tuple(dependencies), own, hidden, owners)

@@ -6,13 +6,12 @@ but walks still pass through them, so counts and chains stay true ("1 hidden ent
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from graph.naming.names import Resolution, resolve
 
 if TYPE_CHECKING:
-    from graph.edges import EdgeFacts
     from graph.snapshot import Snapshot
 
 VISIBILITY = "oncall-graph/visibility"
@@ -61,26 +60,6 @@ def restricted_refs(snapshot: Snapshot) -> frozenset[str]:
 
 def visible(snapshot: Snapshot, refs: Iterable[str], viewer: Viewer) -> tuple[str, ...]:
     return tuple(r for r in refs if can_see(snapshot, r, viewer))
-
-
-def redact_path(
-    snapshot: Snapshot, path: tuple[str, ...], edges: tuple[EdgeFacts, ...], viewer: Viewer
-) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...], int]:
-    """(path with hidden entities replaced by HIDDEN, the edges between visible ones, hidden count)."""
-    shown = tuple(r if can_see(snapshot, r, viewer) else HIDDEN for r in path)
-    kept = tuple(
-        _without_hidden_api(snapshot, e, viewer)
-        for e in edges
-        if can_see(snapshot, e.src, viewer) and can_see(snapshot, e.dst, viewer)
-    )
-    return shown, kept, shown.count(HIDDEN)
-
-
-def _without_hidden_api(snapshot: Snapshot, edge: EdgeFacts, viewer: Viewer) -> EdgeFacts:
-    """An edge derived through a restricted API keeps its endpoints but not the API's name."""
-    if all(can_see(snapshot, api, viewer) for api in edge.via):
-        return edge
-    return replace(edge, via=tuple(api for api in edge.via if can_see(snapshot, api, viewer)))
 
 
 def resolve_for(snapshot: Snapshot, text: str, viewer: Viewer) -> Resolution:

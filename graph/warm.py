@@ -6,16 +6,19 @@ from __future__ import annotations
 from graph.blast import runtime_mask, system_parts
 from graph.compiled import walk_index
 from graph.passages import passage_index
+from graph.redaction import hidden_name_index, section_index
 from graph.snapshot import Snapshot
 from graph.visibility import restricted_refs
 
 
 def warm(snapshot: Snapshot) -> None:
-    """Walks, visibility, runbook passages, the blast radius's runtime kinds and systems, and the
-    looser name tiers."""
+    """Walks, visibility (and the names and sections it redacts), runbook passages, the blast radius's
+    runtime kinds and systems, and the looser name tiers."""
     walk_index(snapshot)
     restricted_refs(snapshot)
     passage_index(snapshot)
+    hidden_name_index(snapshot)
+    section_index(snapshot)
     runtime_mask(snapshot)
     system_parts(snapshot)
     snapshot.aliases.tier("canonical")  # names typed loosely ("The Auth Service") are common in Slack

@@ -28,6 +28,7 @@ from graph.questions.wording import (
     read_kinds,
     read_window,
 )
+from graph.redaction import redact_edge
 from graph.snapshot import Snapshot
 from graph.visibility import EVERYONE, Viewer, can_see
 
@@ -195,7 +196,7 @@ def answer_intent(
             sentences += said
             edges += cited
         asks.append(Ask(kind, targets, window if kind in (DEPENDENCIES, CHANGES) else None))
-    return Answer(question, kinds[0], mentions, tuple(sentences), tuple(dict.fromkeys(edges)), tuple(asks))
+    return Answer(question, kinds[0], mentions, tuple(sentences), _readable(snapshot, edges, viewer), tuple(asks))
 
 
 def _answer_one(
@@ -258,7 +259,7 @@ def _about_everything(
             asks.append(Ask(RISK))
     if not asks:
         return Answer(question, kinds[0], mentions, broad.what_can_be_asked(snapshot, viewer, suggestions), ())
-    return Answer(question, asks[0].kind, mentions, tuple(sentences), tuple(dict.fromkeys(edges)), tuple(asks))
+    return Answer(question, asks[0].kind, mentions, tuple(sentences), _readable(snapshot, edges, viewer), tuple(asks))
 
 
 def _suggestions(snapshot: Snapshot, question: str, names: Sequence[str], viewer: Viewer) -> tuple[str, ...]:
@@ -291,3 +292,8 @@ def _name_like_words(question: str) -> list[str]:
     """The question's tokens (split on spaces, so `ts-travle-servcie` stays whole) that are no common word."""
     tokens = [t.strip(".,;:!?()[]{}\"'`").casefold() for t in question.split()]
     return [t for t in tokens if len(t) >= 4 and t not in _QUESTION_WORDS and not t.isdigit()]
+
+
+def _readable(snapshot: Snapshot, edges: Sequence[EdgeFacts], viewer: Viewer) -> tuple[EdgeFacts, ...]:
+    """The answer's edges once each, as this viewer may read their citations."""
+    return tuple(redact_edge(snapshot, e, viewer) for e in dict.fromkeys(edges))

@@ -21,9 +21,10 @@ from itertools import chain
 
 from graph.edges import EdgeFacts
 from graph.naming.refs import ref_parts, short_name
+from graph.redaction import hidden_from, names_hidden, redact_edge
 from graph.snapshot import Snapshot
 from graph.suspects import deploys_in_window
-from graph.visibility import EVERYONE, Viewer, visible
+from graph.visibility import EVERYONE, Viewer, can_see, visible
 
 CHARS_PER_TOKEN = 4
 SOURCES_NAMED = 3
@@ -154,9 +155,21 @@ def _entity_facts(snapshot: Snapshot, ref: str, viewer: Viewer) -> str:
     owners = visible(snapshot, snapshot.owners(ref), viewer)
     parts = [f"{short_name(ref)}: {what}"]
     parts.append(f"owned by {', '.join(short_name(o) for o in owners)}" if owners else "no known owner")
-    if entity.description:
+    if entity.description and not names_hidden(snapshot, entity.description, viewer):
         parts.append(f'"{_clip(neutralize(entity.description), DESCRIPTION_CHARS)}"')
     return "; ".join(parts)
+
+
+def _readable(snapshot: Snapshot, edges: Iterable[EdgeFacts], viewer: Viewer) -> tuple[EdgeFacts, ...]:
+    """The edges this viewer may read, citations redacted: the model never learns a hidden name, so its
+    phrasing cannot repeat one."""
+    if not hidden_from(snapshot, viewer):
+        return tuple(edges)
+    return tuple(
+        redact_edge(snapshot, e, viewer)
+        for e in edges
+        if can_see(snapshot, e.src, viewer) and can_see(snapshot, e.dst, viewer)
+    )
 
 
 def _facts_entities(snapshot: Snapshot, ref: str, viewer: Viewer) -> tuple[str, ...]:
@@ -200,7 +213,7 @@ def build_context(
     unique: dict[tuple[str, str, str], EdgeFacts] = {}
     for e in edges:
         unique.setdefault((e.src, e.rel, e.dst), e)
-    edges = tuple(unique.values())
+    edges = _readable(snapshot, unique.values(), viewer)
     distance = _hops(focus, edges)
     far = max(distance.values(), default=0) + 1
     edge_hop = [min(distance.get(e.src, far), distance.get(e.dst, far)) + 1 for e in edges]
@@ -242,7 +255,11 @@ def _tiers(
     near_refs = list(dict.fromkeys([*focus, *(r for e in near for r in (e.src, e.dst))]))
     yield _deploy_items(snapshot, near_refs, since, now)
     yield _fact_items(snapshot, near_refs, viewer)
-    yield (_Item(PASSAGES, _passage(loc, text), ()) for loc, text in passages)
+    yield (
+        _Item(PASSAGES, _passage(loc, text), ())
+        for loc, text in passages
+        if not (names_hidden(snapshot, loc, viewer) or names_hidden(snapshot, text, viewer))
+    )
     seen = set(near_refs)
     for hop in hops[1:]:
         tier_edges = by_hop[hop]

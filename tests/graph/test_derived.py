@@ -49,7 +49,8 @@ def test_after_warm_no_answer_builds_an_index_of_its_own() -> None:
     snap = graph()
     warm(snap)
     built = dict(snap.derived)
-    assert len(built) == 5  # walks, restricted entities, passages, runtime kinds, systems
+    # walks, restricted entities, their names, runbook sections, passages, runtime kinds, systems
+    assert len(built) == 7
     result = blast_radius(snap, REDIS, viewer=OUTSIDER)
     assert result.impacted and result.survives == () and result.systems and result.hidden_count == 1
     assert suspects(snap, AUTH, now=NOW, viewer=OUTSIDER).dependencies

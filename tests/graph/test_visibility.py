@@ -63,8 +63,12 @@ def test_suspects_and_paths_hide_restricted_hops() -> None:
     found = suspects(s, c("web"), now=BUILT_AT, viewer=OUTSIDER)
     assert [d.entity for d in found.dependencies] == [c("redis")]
     assert found.hidden == 1 and found.dependencies[0].path == (c("web"), HIDDEN, c("redis"))
+    # A chain that exists only through a hidden entity is no chain for an outsider: saying one
+    # exists would tell them of the entity (the contract grants outsiders nothing about it).
     path = find_path(s, c("web"), c("redis"), viewer=OUTSIDER)
-    assert path.path == (c("web"), HIDDEN, c("redis")) and path.edges == () and path.hidden == 1
+    assert path.path == () and path.edges == () and path.hidden == 0
+    inside = find_path(s, c("web"), c("redis"), viewer=Viewer(channel="C-SEC"))
+    assert inside.path == (c("web"), c("vault-proxy"), c("redis")) and len(inside.edges) == 2
 
 
 def test_ask_never_names_a_restricted_entity_to_an_outsider() -> None:

@@ -1,0 +1,136 @@
+"""What a viewer may not read about the entities hidden from them: any of their names, and every
+citation or passage that carries one.
+
+Hiding an entity's node is not enough: its name also travels in the locators of edges between
+visible entities (`runbooks/vault-proxy.md:3`, `catalog/vault-proxy.yaml#2`), in the section a
+runbook sentence stands in, in the quoted sentence itself and in passages. A text "names" a hidden
+entity when any canonical alias of it appears in the text's words; names a hidden entity shares
+with a visible one count too (the safe side: a leak is worse than a missing receipt). A redacted
+citation keeps its place in the edge's weight but reads HIDDEN_SOURCE, which names nothing.
+
+Pure: no I/O. The hidden names and the runbooks' sections are indexed once per built graph.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from graph.facts import Citation, Passage
+from graph.naming.names import name_words
+from graph.visibility import HIDDEN, Viewer, can_see, restricted_refs
+
+if TYPE_CHECKING:
+    from graph.edges import EdgeFacts
+    from graph.snapshot import Snapshot
+
+HIDDEN_SOURCE = "(hidden source)"
+_NAMES = f"{__name__}.names"  # this module's keys in `Snapshot.derived`
+_SECTIONS = f"{__name__}.sections"
+
+
+def hidden_from(snapshot: Snapshot, viewer: Viewer) -> frozenset[str]:
+    """The restricted entities this viewer may not see (none for operators)."""
+    if viewer.everything:
+        return frozenset()
+    return frozenset(ref for ref in restricted_refs(snapshot) if not can_see(snapshot, ref, viewer))
+
+
+def hidden_name_index(snapshot: Snapshot) -> Mapping[str, frozenset[str]]:
+    """Each restricted entity's names as canonical word strings: built on first use, once per graph."""
+    index: Mapping[str, frozenset[str]] | None = snapshot.derived.get(_NAMES)
+    if index is None:
+        restricted = restricted_refs(snapshot)
+        found: dict[str, set[str]] = {ref: {" ".join(name_words(ref.rpartition("/")[2]))} for ref in restricted}
+        if restricted:
+            for key, refs in snapshot.aliases.tier("canonical").items():
+                for ref in refs & restricted:
+                    found[ref].add(key)
+        # A bare number ("svc-42" is "42" once canonical) would hide every line number.
+        index = snapshot.derived[_NAMES] = MappingProxyType(
+            {ref: frozenset(k for k in keys if len(k) > 1 and not k.isdigit()) for ref, keys in found.items()}
+        )
+    return index
+
+
+def names_hidden(snapshot: Snapshot, text: str, viewer: Viewer) -> bool:
+    """Whether `text` names (by any name or alias) an entity hidden from this viewer."""
+    hidden = hidden_from(snapshot, viewer)
+    if not hidden or not text:
+        return False
+    words = f" {' '.join(name_words(text))} "
+    index = hidden_name_index(snapshot)
+    return any(f" {key} " in words for ref in hidden for key in index[ref])
+
+
+def passage_hidden(snapshot: Snapshot, passage: Passage, viewer: Viewer) -> bool:
+    """A passage whose file, section path or text names a hidden entity."""
+    parts = (passage.locator, passage.document, *passage.headings, passage.heading, passage.text)
+    return any(names_hidden(snapshot, part, viewer) for part in parts)
+
+
+def citation_hidden(snapshot: Snapshot, citation: Citation, viewer: Viewer) -> bool:
+    """A citation whose locator, quoted sentence or runbook section names a hidden entity."""
+    if names_hidden(snapshot, citation.locator, viewer) or names_hidden(snapshot, citation.text, viewer):
+        return True
+    section = _section(snapshot, citation)
+    return section is not None and any(names_hidden(snapshot, h, viewer) for h in section.headings)
+
+
+def redact_path(
+    snapshot: Snapshot, path: tuple[str, ...], edges: tuple[EdgeFacts, ...], viewer: Viewer
+) -> tuple[tuple[str, ...], tuple[EdgeFacts, ...], int]:
+    """(path with hidden entities replaced by HIDDEN, the edges between visible ones as this viewer
+    may read them, hidden count)."""
+    shown = tuple(r if can_see(snapshot, r, viewer) else HIDDEN for r in path)
+    kept = tuple(
+        redact_edge(snapshot, e, viewer)
+        for e in edges
+        if can_see(snapshot, e.src, viewer) and can_see(snapshot, e.dst, viewer)
+    )
+    return shown, kept, shown.count(HIDDEN)
+
+
+def redact_edge(snapshot: Snapshot, edge: EdgeFacts, viewer: Viewer) -> EdgeFacts:
+    """The edge as this viewer may read it: citations naming a hidden entity read HIDDEN_SOURCE,
+    an API it was derived through that is hidden is dropped."""
+    if not hidden_from(snapshot, viewer):
+        return edge
+    citations = tuple(
+        Citation(c.source, HIDDEN_SOURCE, c.unit, "", c.extracted) if citation_hidden(snapshot, c, viewer) else c
+        for c in edge.citations
+    )
+    via = tuple(api for api in edge.via if can_see(snapshot, api, viewer))
+    if citations == edge.citations and via == edge.via:
+        return edge
+    return replace(edge, citations=citations, via=via)
+
+
+def section_index(snapshot: Snapshot) -> Mapping[str, tuple[tuple[int, ...], tuple[Passage, ...]]]:
+    """Each runbook's passages by starting line, to find the section a `document:line` citation
+    stands in: built on first use, once per graph."""
+    index: Mapping[str, tuple[tuple[int, ...], tuple[Passage, ...]]] | None = snapshot.derived.get(_SECTIONS)
+    if index is None:
+        grouped: dict[str, list[Passage]] = defaultdict(list)
+        for passage in snapshot.passages:
+            grouped[passage.document].append(passage)
+        sections = {}
+        for name, found in grouped.items():
+            found.sort(key=lambda p: p.line)
+            sections[name] = (tuple(p.line for p in found), tuple(found))
+        index = snapshot.derived[_SECTIONS] = MappingProxyType(sections)
+    return index
+
+
+def _section(snapshot: Snapshot, citation: Citation) -> Passage | None:
+    """The passage a `document:line` citation stands in (the nearest one starting at or before it)."""
+    document, _, line = citation.locator.rpartition(":")
+    if not document or not line.isdigit():
+        return None
+    lines, passages = section_index(snapshot).get(citation.origin or document, ((), ()))
+    at = bisect_right(lines, int(line)) - 1
+    return passages[at] if at >= 0 else None
