@@ -79,7 +79,7 @@ def blast_dot(result: BlastRadius, *, max_nodes: int = MAX_NODES) -> Picture:
     name = short_name(result.failed)
     layer = _blast_layer(result, max_nodes)
     title = f"if {name} goes down: {result.impacted_count - result.hidden_count} impacted"
-    center = _node(result.failed, _entity_label(result.failed, result.snapshot.owners(result.failed)), FAILED)
+    center = _node(result.failed, _entity_label(result.failed, result.failed_owners), FAILED)
     return Picture(_graph("RL", title, center, [layer]), _filename("blast-radius", name), f"Blast radius of {name}")
 
 
@@ -160,8 +160,8 @@ def _suspects_layer(result: Suspects, max_nodes: int) -> _Layer:
 
 
 def _center(result: Suspects, snapshot: Snapshot) -> str:
-    owners = snapshot.owners(result.entity)
-    return _node(result.entity, _entity_label(result.entity, owners, result.own_deploys), FAILED)
+    # The walk's owners, visibility applied: the snapshot's would name a restricted owner group.
+    return _node(result.entity, _entity_label(result.entity, result.owners, result.own_deploys), FAILED)
 
 
 def _graph(rankdir: str, title: str, center: str, layers: Sequence[_Layer]) -> str:
