@@ -71,8 +71,7 @@ def reply_to_command(
 
 
 def unresolved_message(deps: BotDeps, command: str, name: str, resolved: Resolved) -> SlackMessage:
-    # A name hidden from this asker is no gap in the catalog: it is counted, but not by name.
-    deps.metrics.unresolved_name(command, name, by_name=not resolved.named_elsewhere)
+    deps.metrics.unresolved_name(command, name)  # hidden or unknown, counted alike
     return format_unresolved(name, resolved.resolution, command=command)
 
 
@@ -114,8 +113,7 @@ def alert_message(deps: BotDeps, bundle: AlertAnswer, snapshot: Snapshot, *, met
     found, impact = bundle.suspects, bundle.impact
     if found is None or impact is None:
         name = bundle.query.name
-        # A service hidden from this channel (restricted) is no gap in the catalog: not counted by name.
-        deps.metrics.unresolved_name(metric, name, by_name=not bundle.resolved.named_elsewhere)
+        deps.metrics.unresolved_name(metric, name)  # hidden or unknown, counted alike
         return format_unresolved(name, bundle.resolved.resolution, command="suspects")
     note_entities(found.entity)
     note_counts(dependencies=len(found.dependencies), impacted=impact.impacted_count)

@@ -80,11 +80,11 @@ class Metrics:
             ["reason"], registry=r,
         )  # fmt: skip
 
-    def unresolved_name(self, command: str, name: str, *, by_name: bool = True) -> None:
-        """Count a name that did not resolve; `by_name` False when it names an entity hidden from the asker."""
+    def unresolved_name(self, command: str, name: str) -> None:
+        """Count a name that did not resolve, by command and by name. A name hidden from the asker is
+        counted exactly like one that names nothing: a difference would tell which hidden names exist."""
         self.unresolved.labels(command).inc()
-        if by_name:
-            self.unresolved_by_name.labels(self.name_labels.label(name)).inc()
+        self.unresolved_by_name.labels(self.name_labels.label(name)).inc()
 
     def watch_sources(self, lag: Callable[[], LagReport]) -> None:
         """Serve each source's age and staleness, read at every scrape."""
