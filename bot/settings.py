@@ -70,6 +70,9 @@ class Settings(_SourceSettings):
     deploy_webhook_secrets: str = Field("", validation_alias="ONCALL_GRAPH_DEPLOY_WEBHOOK_SECRETS")
     deploy_webhook_tokens: str = Field("", validation_alias="ONCALL_GRAPH_DEPLOY_WEBHOOK_TOKENS")
     log_format: str = Field("text", validation_alias="ONCALL_GRAPH_LOG_FORMAT")
+    # Who the MCP server answers as (`mcp --as-user` / `--as-channel` override); neither: an outsider.
+    mcp_as_user: str = Field("", validation_alias="ONCALL_GRAPH_MCP_AS_USER")
+    mcp_as_channel: str = Field("", validation_alias="ONCALL_GRAPH_MCP_AS_CHANNEL")
     otel_endpoint: str = Field("", validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT")
     otel_service_name: str = Field("oncall-graph", validation_alias="OTEL_SERVICE_NAME")
     anthropic_model: str = Field(DEFAULT_ANTHROPIC_MODEL, min_length=1, validation_alias="ANTHROPIC_MODEL")

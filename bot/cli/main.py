@@ -285,6 +285,7 @@ def run_mcp(
     """Sync like any command, then serve the tools over stdio, following the store's graph version."""
     from bot.mcp.server import LiveSnapshot, serve_mcp  # the MCP SDK loads for this command only
     from bot.mcp.tools import GraphAccess
+    from bot.mcp.viewer import describe_viewer, mcp_viewer
 
     try:
         first = prepare_snapshot(args, specs, store, settings, err)
@@ -302,7 +303,11 @@ def run_mcp(
         first_version=store.graph_version(),
     )
     policy = stale_policy(settings)
-    access = GraphAccess(live.current, lambda: run_lag(specs, store, settings), clock, policy, now=args.now)
+    viewer = mcp_viewer(args, settings)
+    access = GraphAccess(
+        live.current, lambda: run_lag(specs, store, settings), clock, policy, now=args.now, viewer=viewer
+    )
+    err.print(Text(f"oncall-graph mcp: answering as {describe_viewer(viewer)}", style="dim"))
     return serve_mcp(access)
 
 

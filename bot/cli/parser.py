@@ -38,7 +38,12 @@ def given_sources(args: argparse.Namespace, kinds: Sequence[SourceKind] = SOURCE
 
 
 def build_parser(kinds: Sequence[SourceKind] = SOURCE_KINDS) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="oncall-graph", description="Cited answers from the context graph.")
+    parser = argparse.ArgumentParser(
+        prog="oncall-graph",
+        description="Cited answers from the context graph. The query commands are an operator's tools: they see "
+        "every entity, restricted ones included (`oncall-graph/visibility: restricted` limits Slack and the MCP "
+        "server, see `mcp --help`).",
+    )
     for kind in kinds:
         if kind.repeatable:
             parser.add_argument(kind.option, dest=kind.dest, action="append", default=[], metavar="SRC", help=kind.help)
@@ -87,5 +92,14 @@ def build_parser(kinds: Sequence[SourceKind] = SOURCE_KINDS) -> argparse.Argumen
         if name != "serve":
             sub.add_argument("--json", action="store_true", help="machine-readable output")
     # Added after the --json loop: its output is the MCP protocol itself.
-    commands.add_parser("mcp", help="the graph's query tools for an agent: an MCP server on stdio")
+    mcp = commands.add_parser(
+        "mcp",
+        help="the graph's query tools for an agent: an MCP server on stdio, answering as a viewer",
+        description="Answers as the Slack user or channel given (restricted entities they may not see stay "
+        "hidden), as an outsider when neither is given, and sees everything only with --all. The other "
+        "commands are an operator's tools and always see everything.",
+    )
+    mcp.add_argument("--as-user", metavar="ID", help="answer as this Slack user id (ONCALL_GRAPH_MCP_AS_USER)")
+    mcp.add_argument("--as-channel", metavar="ID", help="answer as this Slack channel id (ONCALL_GRAPH_MCP_AS_CHANNEL)")
+    mcp.add_argument("--all", action="store_true", help="answer as an operator: restricted entities shown too")
     return parser

@@ -2,8 +2,9 @@
 
 stdout is the transport: nothing but protocol messages may reach it (logs go to stderr). The
 server is read-only and answers from the snapshot it holds, reloading it when the store's graph
-version moves, so a long session sees every later sync. It ignores Slack visibility restrictions:
-it is for trusted local agents, like the command line.
+version moves, so a long session sees every later sync. It answers as a viewer
+(`bot.mcp.viewer`): restricted entities stay hidden unless the configured user or channel may see
+them, or the operator passed `--all`.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from bot.query.lookup import answer_path, answer_resolve
 from bot.query.replies import blast_reply, path_reply, resolve_reply, suspects_reply
 from graph.freshness import StalePolicy
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE
+from graph.visibility import Viewer
 
 Json = dict[str, Any]
 DEFAULT_SINCE = "6h"
@@ -38,6 +38,7 @@ class GraphAccess:
     clock: Callable[[], datetime]
     policy: StalePolicy = field(default_factory=StalePolicy)  # ONCALL_GRAPH_STALE_AFTER, as for every front
     now: datetime | None = None  # --now: a fixed clock for deploy windows
+    viewer: Viewer = field(default_factory=Viewer)  # whose view the tools give: an outsider unless configured
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,7 @@ def _since(arguments: Mapping[str, Any]) -> timedelta:
 def _blast(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     name = _text("blast_radius", arguments, "name")
     depth = _depth("blast_radius", arguments, None)
-    bundle = answer_blast(access.snapshot(), BlastQuery(name, depth), EVERYONE, access.clock(), access.policy)
+    bundle = answer_blast(access.snapshot(), BlastQuery(name, depth), access.viewer, access.clock(), access.policy)
     return blast_reply(bundle).data
 
 
@@ -105,17 +106,17 @@ def _suspects(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     depth = _depth("suspects", arguments, DEFAULT_SUSPECTS_DEPTH) or DEFAULT_SUSPECTS_DEPTH
     wall, snapshot = access.clock(), access.snapshot()
     query = SuspectsQuery(name, since=since, depth=depth, at=access.now or wall)
-    return suspects_reply(answer_suspects(snapshot, query, EVERYONE, wall, access.policy), snapshot).data
+    return suspects_reply(answer_suspects(snapshot, query, access.viewer, wall, access.policy), snapshot).data
 
 
 def _path(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     src, dst = _text("path", arguments, "from"), _text("path", arguments, "to")
-    return path_reply(answer_path(access.snapshot(), (src, dst), EVERYONE, access.clock(), access.policy)).data
+    return path_reply(answer_path(access.snapshot(), (src, dst), access.viewer, access.clock(), access.policy)).data
 
 
 def _resolve(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     name = _text("resolve", arguments, "name")
-    return resolve_reply(answer_resolve(access.snapshot(), name, EVERYONE, access.clock(), access.policy)).data
+    return resolve_reply(answer_resolve(access.snapshot(), name, access.viewer, access.clock(), access.policy)).data
 
 
 def _lag(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
