@@ -99,7 +99,9 @@ def render_suspects(result: Suspects) -> list[Text]:
         head = Text(f"  {'  ' * (dep.hops - 1)}{short_name(dep.entity)}", style="bold")
         head.append(f"  owners: {_names(dep.owners) or 'none known'}", style="cyan")
         lines.append(head)
-        lines.append(Text(f"      {cite_edge(dep.edges[-1])}", style="dim"))
+        # A dependency reached through a hidden entity has no edge this viewer may read.
+        last = cite_edge(dep.edges[-1]) if dep.edges else f"via {dep.hidden} hidden"
+        lines.append(Text(f"      {last}", style="dim"))
         for s in dep.deploys:
             d = s.deploy
             when = f"{d.deployed_at:%Y-%m-%d %H:%M}"
