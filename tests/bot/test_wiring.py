@@ -20,7 +20,8 @@ def test_a_swapped_in_snapshot_serves_with_its_indexes_built_and_out_of_the_coll
     finally:
         gc.unfreeze()
     assert ref.current() is snapshot
-    assert len(snapshot.derived) == 5  # walks, restricted entities, passages, runtime kinds, systems
+    # walks, restricted entities, their names, runbook sections, passages, runtime kinds, systems
+    assert len(snapshot.derived) == 7
     assert walk_index(snapshot).position[c("payments")] >= 0
 
 
