@@ -20,6 +20,7 @@ from waitress.server import create_server
 
 from bot.http import WsgiApp, build_wsgi, counted_while_handled
 from bot.pagerduty.webhook import build_webhook
+from bot.query.lag import answer_lag
 from bot.render.png import PictureRenderer
 from bot.settings import Settings, split_list
 from bot.slack.answer_slots import AnswerSlots
@@ -34,7 +35,7 @@ from bot.telemetry.sync_telemetry import SyncTelemetry
 from bot.telemetry.tracing import start_tracing
 from bot.webhooks.deploys import build_deploy_webhooks
 from bot.wiring import clock, model, snapshot_ref, source_access
-from graph.freshness import LagReport, judge
+from graph.freshness import LagReport
 from graph.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
 from graph.snapshot import Snapshot, SnapshotRef
@@ -44,7 +45,7 @@ from sync.push import PushIntake
 from sync.refresh import rebuild
 from sync.schedule import SyncService, SyncSettings, start_scheduler
 from sync.sources.registry import SourceSpec
-from sync.store.fact_store import PUSHED, Store
+from sync.store.fact_store import Store
 from sync.store.reviews import ReviewStore
 
 log = logging.getLogger(__name__)
@@ -88,9 +89,10 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
     policy = settings.stale_policy()
 
     def lag() -> LagReport:
-        states = store.source_states()
-        marks = [s.mark() for name, s in states.items() if not names or name in names or s.kind == PUSHED]
-        return judge(marks, clock(), policy)
+        # /graph-lag, /metrics and the lag alerts: the lag answer's judged sources (a configured source
+        # not yet synced shows once the first sync records it).
+        marks = [state.mark() for state in store.source_states().values()]
+        return answer_lag(marks, names, clock(), policy).report
 
     replica = replica_name()
     reviews = ReviewStore(store)

@@ -20,21 +20,23 @@ from rich.text import Text
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bot.cli.parser import QUERY_COMMANDS, build_parser, given_sources
+from bot.query.lag import answer_lag
 from bot.query.model_phrasing import ModelPorts
 from bot.query.replies import EXIT_OK, EXIT_USAGE, reply
+from bot.render import json as render_json
 from bot.render import text as render_text
 from bot.render.dot import Picture
 from bot.render.png import PictureRenderer
 from bot.settings import Settings
 from bot.telemetry.metrics import Metrics
 from bot.wiring import StoreError, clock, model, open_store, shown_url, snapshot_ref, source_access
-from graph.freshness import OVERDUE, SourceLag, StalePolicy, judge
+from graph.freshness import StalePolicy
 from graph.snapshot import Snapshot
 from sync.refresh import APPLIED, FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources.kinds import SOURCE_KINDS
 from sync.sources.registry import SourceSpec
 from sync.store.database import current_revision, make_engine, migrate
-from sync.store.fact_store import PUSHED, Store
+from sync.store.fact_store import Store
 
 MAX_WARNINGS = 50
 
@@ -170,30 +172,9 @@ def _sync_lines(data: dict[str, Any]) -> list[Text]:
 
 
 def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> dict[str, Any]:
-    states = store.source_states()
-    names = [s.name for s in specs] or sorted(states)
-    names += sorted(n for n, state in states.items() if state.kind == PUSHED and n not in names)
-    marks = [states[n].mark() for n in names if n in states]
-    report = judge(marks, clock(), stale_policy(settings))
-    missing = [n for n in names if n not in states]
-    sources = [
-        {"name": s.name, "last_success": s.last_success.isoformat() if s.last_success else None,
-         "last_error": s.last_error, "age_seconds": s.age_seconds, "stale": not s.ok, "state": s.state,
-         "threshold_seconds": s.threshold_seconds, "held": s.held_reason, "problems": list(s.problems),
-         **(_pushed_fields(s) if s.pushed else {})}
-        for s in report.sources
-    ] + [
-        {"name": n, "last_success": None, "last_error": "never synced", "age_seconds": None, "stale": True,
-         "state": OVERDUE, "threshold_seconds": None, "held": "", "problems": []}
-        for n in missing
-    ]  # fmt: skip
-    return {"sources": sources, "stale": report.stale or bool(missing)}
-
-
-def _pushed_fields(lag: SourceLag) -> dict[str, Any]:
-    at = lag.last_refused_at.isoformat() if lag.last_refused_at else None
-    return {"pushed": True, "last_event": lag.last_success.isoformat() if lag.last_success else None,
-            "last_refused": {"at": at, "why": lag.last_refused} if lag.last_refused else None}  # fmt: skip
+    marks = [state.mark() for state in store.source_states().values()]
+    answer = answer_lag(marks, [s.name for s in specs], clock(), stale_policy(settings))
+    return render_json.lag_json(answer.report, answer.never_synced)
 
 
 def _lag_lines(data: dict[str, Any]) -> list[Text]:

@@ -2,7 +2,7 @@
 
 Each holds the resolution (entity, candidates, suggestions), the graph's result, the quoted runbook
 passages (visibility applied), the freshness verdict with the graph's age, and the model's verified
-phrasing when a model phrased it. Built by `bot.query.blast`, `.suspects`, `.alert`, `.ask`, `.lookup`.
+phrasing when a model phrased it. Built by `bot.query.blast`, `.suspects`, `.alert`, `.ask`, `.lookup`, `.lag`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from bot.model.ports import Phrasing
 from bot.render.freshness import Freshness
 from graph.blast import BlastRadius
+from graph.freshness import LagReport
 from graph.hygiene import LintReport
 from graph.naming.names import Resolution
 from graph.passages import CitedPassage
@@ -127,3 +128,15 @@ class ResolveAnswer:
 class LintAnswer:
     report: LintReport
     freshness: Freshness
+
+
+@dataclass(frozen=True, slots=True)
+class LagAnswer:
+    """How fresh each source is: the sources judged, and those configured that never synced once."""
+
+    report: LagReport
+    never_synced: tuple[str, ...] = ()
+
+    @property
+    def stale(self) -> bool:
+        return self.report.stale or bool(self.never_synced)

@@ -9,6 +9,7 @@ from typing import Any
 from bot.render.freshness import Freshness
 from graph.blast import BlastRadius
 from graph.edges import EdgeFacts
+from graph.freshness import OVERDUE, LagReport, SourceLag
 from graph.hygiene import LintReport
 from graph.naming.names import Resolution
 from graph.passages import CitedPassage
@@ -189,3 +190,29 @@ def lint_json(report: LintReport) -> Json:
         "not_descriptors": [p.where for p in report.not_descriptors],
         "failed_sources": [{"name": m.name, "error": m.last_error} for m in report.failed_sources],
     }
+
+
+def lag_json(report: LagReport, never_synced: Sequence[str]) -> Json:
+    """`oncall-graph lag --json` and the MCP lag tool: each source judged, then those configured that never
+    synced. Times as Python writes them (`+00:00`), as this report always has."""
+    sources = [_source_lag_json(s) for s in report.sources] + [
+        {"name": n, "last_success": None, "last_error": "never synced", "age_seconds": None, "stale": True,
+         "state": OVERDUE, "threshold_seconds": None, "held": "", "problems": []}
+        for n in never_synced
+    ]  # fmt: skip
+    return {"sources": sources, "stale": report.stale or bool(never_synced)}
+
+
+def _source_lag_json(s: SourceLag) -> Json:
+    judged: Json = {"name": s.name, "last_success": _isoformat(s.last_success), "last_error": s.last_error,
+                    "age_seconds": s.age_seconds, "stale": not s.ok, "state": s.state,
+                    "threshold_seconds": s.threshold_seconds, "held": s.held_reason,
+                    "problems": list(s.problems)}  # fmt: skip
+    if s.pushed:
+        refused = {"at": _isoformat(s.last_refused_at), "why": s.last_refused} if s.last_refused else None
+        judged |= {"pushed": True, "last_event": _isoformat(s.last_success), "last_refused": refused}
+    return judged
+
+
+def _isoformat(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None

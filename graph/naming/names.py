@@ -20,9 +20,7 @@ from itertools import compress
 from operator import is_not, itemgetter
 from types import MappingProxyType
 
-from rapidfuzz import fuzz, process
-
-from graph.naming.suggest import Choices, query_words, rank
+from graph.naming.suggest import Choices, loosely, query_words, rank
 
 ARTICLES = frozenset({"the", "a", "an"})
 AFFIXES = frozenset({"svc", "srv", "service"})
@@ -241,8 +239,7 @@ class AliasIndex:
         ranked = self._allowed(positions, fuzzy_refs, allow)
         if not ranked and loose and (key := canonical(text)):
             # Nothing within a few edits: the looser whole-name likeness (WRatio), as suggestions always were.
-            hits = process.extract(key, choices.keys, scorer=fuzz.WRatio, limit=limit * 3, score_cutoff=cutoff)
-            ranked = self._allowed([position for _key, _score, position in hits], fuzzy_refs, allow)
+            ranked = self._allowed(loosely(key, choices, limit=limit * 3, cutoff=cutoff), fuzzy_refs, allow)
         return tuple(ranked[:limit])
 
 
