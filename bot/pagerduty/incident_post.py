@@ -23,7 +23,8 @@ def format_incident_post(incident: Incident, answer: SlackMessage) -> SlackMessa
     blocks = answer.blocks
     at = 1 if blocks and blocks[0].get("type") == "header" else 0
     title = clip(incident.title or incident.id, TITLE_CHARS)
-    text = clip(f"PagerDuty incident: {title} · {answer.text}", FALLBACK_CHARS)
+    # `answer.text` left `message` escaped; the title is source text and is escaped here.
+    text = clip(f"PagerDuty incident: {escape(title)} · {answer.text}", FALLBACK_CHARS)
     return replace(answer, text=text, blocks=(*blocks[:at], line, *blocks[at:]))
 
 

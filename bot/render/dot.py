@@ -8,6 +8,7 @@ note. Every string is quoted and escaped in one place (`quoted`).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -29,6 +30,7 @@ LABEL_CHARS = 60
 TITLE_CHARS = 160
 OWNERS_SHOWN = 2
 DEPLOYS_SHOWN = 3
+ID_CHARS = 200  # Graphviz refuses a token past ~16k characters; a ref this long is still told apart by its hash
 
 FONT = "Helvetica"  # fontconfig maps it to the installed sans (DejaVu, Liberation), which covers most scripts
 RED, ORANGE, GREY, AMBER = "#c62828", "#ef6c00", "#78909c", "#ffe082"
@@ -67,6 +69,15 @@ def quoted(text: str) -> str:
     return '"' + clean.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def node_id(ref: str) -> str:
+    """A DOT node id for `ref`, quoted: a long ref is clipped and keeps a hash of the whole, so two
+    long refs sharing a beginning stay two nodes."""
+    if len(ref) <= ID_CHARS:
+        return quoted(ref)
+    digest = hashlib.sha256(ref.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return quoted(f"{ref[: ID_CHARS - 17]}#{digest}")
+
+
 def label(lines: Sequence[str], *, width: int = LABEL_CHARS) -> str:
     """A multi-line label: each line clipped and escaped as above, joined by DOT's line break."""
     return '"' + "\\n".join(quoted(_clip(line, width))[1:-1] for line in lines) + '"'
@@ -80,7 +91,11 @@ def blast_dot(result: BlastRadius, *, max_nodes: int = MAX_NODES) -> Picture:
     layer = _blast_layer(result, max_nodes)
     title = f"if {name} goes down: {result.impacted_count - result.hidden_count} impacted"
     center = _node(result.failed, _entity_label(result.failed, result.failed_owners), FAILED)
-    return Picture(_graph("RL", title, center, [layer]), _filename("blast-radius", name), f"Blast radius of {name}")
+    return Picture(
+        _graph("RL", title, center, [layer]),
+        _filename("blast-radius", name),
+        _clip(f"Blast radius of {name}", TITLE_CHARS),
+    )
 
 
 def suspects_dot(result: Suspects, snapshot: Snapshot, *, max_nodes: int = MAX_NODES) -> Picture:
@@ -92,7 +107,9 @@ def suspects_dot(result: Suspects, snapshot: Snapshot, *, max_nodes: int = MAX_N
     window = window_token(result.now - result.since)
     title = f"suspects for {name}: {len(result.dependencies)} dependencies, {deployed} deployed in the last {window}"
     center = _center(result, snapshot)
-    return Picture(_graph("LR", title, center, [layer]), _filename("suspects", name), f"Suspects for {name}")
+    return Picture(
+        _graph("LR", title, center, [layer]), _filename("suspects", name), _clip(f"Suspects for {name}", TITLE_CHARS)
+    )
 
 
 def alert_dot(found: Suspects, impact: BlastRadius, snapshot: Snapshot, *, max_nodes: int = MAX_NODES) -> Picture:
@@ -105,7 +122,9 @@ def alert_dot(found: Suspects, impact: BlastRadius, snapshot: Snapshot, *, max_n
     visible = impact.impacted_count - impact.hidden_count
     title = f"alert on {name}: {visible} impacted, {deployed} deployed in the last {window}"
     center = _center(found, snapshot)
-    return Picture(_graph("LR", title, center, [above, below]), _filename("alert", name), f"Alert on {name}")
+    return Picture(
+        _graph("LR", title, center, [above, below]), _filename("alert", name), _clip(f"Alert on {name}", TITLE_CHARS)
+    )
 
 
 def view_dot(view: BlastRadius | Suspects | None, snapshot: Snapshot) -> Picture | None:
@@ -182,12 +201,12 @@ def _graph(rankdir: str, title: str, center: str, layers: Sequence[_Layer]) -> s
     return "\n".join(lines) + "\n"
 
 
-def _node(node_id: str, node_label: str, style: str) -> str:
-    return f"  {quoted(node_id)} [label={node_label}, {style}];"
+def _node(ref: str, node_label: str, style: str) -> str:
+    return f"  {node_id(ref)} [label={node_label}, {style}];"
 
 
 def _edge(src: str, dst: str, edge_label: str, style: str) -> str:
-    return f"  {quoted(src)} -> {quoted(dst)} [label={edge_label}, {style}];"
+    return f"  {node_id(src)} -> {node_id(dst)} [label={edge_label}, {style}];"
 
 
 def _indirect(src: str, dst: str, hidden: int, hops: int) -> str:

@@ -1,12 +1,18 @@
 """Answers as terminal text that reads at a glance: grouped by hops, the cited path under each.
 
-Pure: returns rich `Text` lines; styles vanish by themselves when output is piped.
+Pure: returns rich `Text` lines; styles vanish by themselves when output is piped. Source text goes
+in as `Text` content, never as markup, so `[bold red]` or `[link=…]` in a name prints as written;
+control characters (ESC starting CSI or OSC 8 sequences, BEL, bidi overrides) are replaced by
+`terminal_safe` on every line these renderers return.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+import re
+from collections.abc import Callable, Iterable, Sequence
 from itertools import groupby
+from typing import ParamSpec, TypeVar
 
 from rich.text import Text
 
@@ -30,7 +36,38 @@ from graph.suspects import Suspects
 PER_GROUP = 15
 SURVIVORS_SHOWN = 20
 
+# C0 and C1 controls but newline and tab, DEL, and the bidirectional overrides and isolates.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+REPLACEMENT = "\ufffd"
+_P = ParamSpec("_P")
+_R = TypeVar("_R", Text, list[Text])
 
+
+def terminal_safe(text: str) -> str:
+    """`text` with every character a terminal would act on replaced, one for one (so styles keep
+    their spans)."""
+    return _CONTROL.sub(REPLACEMENT, text)
+
+
+def _safe_line(line: Text) -> Text:
+    cleaned = terminal_safe(line.plain)
+    if cleaned != line.plain:
+        line.plain = cleaned
+    return line
+
+
+def _terminal_safe(render: Callable[_P, _R]) -> Callable[_P, _R]:
+    @functools.wraps(render)
+    def safe(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        rendered = render(*args, **kwargs)
+        if isinstance(rendered, Text):
+            return _safe_line(rendered)
+        return [_safe_line(line) for line in rendered]
+
+    return safe
+
+
+@_terminal_safe
 def graph_header(freshness: Freshness) -> Text:
     oldest, age = freshness.oldest, freshness.age_seconds
     line = Text(f"graph: {freshness.entities} entities, {freshness.edges} edges", style="dim")
@@ -41,6 +78,7 @@ def graph_header(freshness: Freshness) -> Text:
     return line
 
 
+@_terminal_safe
 def stale_lines(freshness: Freshness) -> list[Text]:
     """The warning under the header: one line per source an answer must not be trusted on."""
     return [Text(f"⚠ stale graph: {reason}", style="bold yellow") for reason in freshness.warnings]
@@ -60,6 +98,7 @@ def _impact_lines(impact: Impact) -> list[Text]:
     return [head] + [Text(f"      {cite_edge(e)}", style="dim") for e in reversed(impact.edges)]
 
 
+@_terminal_safe
 def render_blast(result: BlastRadius) -> list[Text]:
     impacted = result.impacted
     breaks = sum(1 for i in impacted if i.impact == BREAKS)
@@ -89,6 +128,7 @@ def render_blast(result: BlastRadius) -> list[Text]:
     return lines
 
 
+@_terminal_safe
 def render_suspects(result: Suspects) -> list[Text]:
     window = window_span(result.since, result.now)
     lines = [Text(f"suspects for {short_name(result.entity)}: deploys {window}", style="bold")]
@@ -119,6 +159,7 @@ def _version(deploy: Deploy) -> str:
     return f"{deploy.version} [{deploy.git_ref}]" if deploy.git_ref else deploy.version
 
 
+@_terminal_safe
 def render_passages(passages: Sequence[CitedPassage]) -> list[Text]:
     """One "Runbooks:" line per quoted passage: where it is, which entity it is about, how it starts."""
     lines = []
@@ -131,6 +172,7 @@ def render_passages(passages: Sequence[CitedPassage]) -> list[Text]:
     return lines
 
 
+@_terminal_safe
 def render_path(result: CitedPath) -> list[Text]:
     if not result.path:
         return [Text(f"no chain of edges between {short_name(result.src)} and {short_name(result.dst)}")]
@@ -138,12 +180,14 @@ def render_path(result: CitedPath) -> list[Text]:
     return lines + [Text(f"  {cite_edge(e)}") for e in result.edges]
 
 
+@_terminal_safe
 def render_resolution(resolution: Resolution) -> list[Text]:
     if resolution.entity:
         return [Text(f"{resolution.query!r} is {resolution.entity} (matched by {resolution.matched_by})")]
     return render_unresolved(resolution)
 
 
+@_terminal_safe
 def render_unresolved(resolution: Resolution) -> list[Text]:
     if resolution.ambiguous:
         lines = [Text(f"{resolution.query!r} is ambiguous; it could be:", style="bold yellow")]
@@ -155,6 +199,7 @@ def render_unresolved(resolution: Resolution) -> list[Text]:
     return lines
 
 
+@_terminal_safe
 def render_answer(answer: Answer, phrasing: Phrasing | None = None) -> list[Text]:
     """The sentences, or the model's phrasing and its marker, then the graph's cited lines."""
     if phrasing is None:
@@ -164,6 +209,7 @@ def render_answer(answer: Answer, phrasing: Phrasing | None = None) -> list[Text
     return lines + [Text(f"  {line}", style="dim") for line in labelled_lines(answer, phrasing)]
 
 
+@_terminal_safe
 def render_lint(report: LintReport) -> list[Text]:
     sections = (
         ("sources that failed", [f"{m.name}: {m.last_error}" for m in report.failed_sources]),

@@ -9,9 +9,12 @@ message's block text is kept under TEXT_BUDGET.
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from bot.render.dot import Picture
 from graph.citations import cite_edge
@@ -57,7 +60,8 @@ class SlackMessage:
 
 
 def message(text: str, blocks: Iterable[Block], full_text: Callable[[], Iterable[str]] | None = None) -> SlackMessage:
-    return SlackMessage(clip(text, FALLBACK_CHARS), tuple(blocks), full_text)
+    """`text` is plain words (the notification), escaped here: it is the one place it leaves."""
+    return SlackMessage(escape(clip(text, FALLBACK_CHARS)), tuple(blocks), full_text)
 
 
 def clip(text: str, limit: int) -> str:
@@ -67,6 +71,23 @@ def clip(text: str, limit: int) -> str:
 def escape(text: str) -> str:
     """Slack reads `&`, `<` and `>` as control characters in mrkdwn, even inside code."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# A link exactly as `link` builds it: an http(s) URL with no `<`, `>`, `|` or space, then a label
+# with no `<` or `>`. Every other `<` in mrkdwn is a control sequence (`<!channel>`, `<@U1>`) the
+# bot never means, so `guard` escapes it: the last line, behind the escaping of each piece.
+_BUILT_LINK = re.compile(r"<https?://[^\s<>|]+\|[^<>]*>")
+
+
+def guard(mrkdwn: str) -> str:
+    """Every `<` that does not open a link the renderer built, escaped; applied by `section` and
+    `context`, so a piece of source text that missed `escape` still cannot ping or disguise."""
+    out, at = [], 0
+    for found in _BUILT_LINK.finditer(mrkdwn):
+        out += [mrkdwn[at : found.start()].replace("<", "&lt;"), found.group()]
+        at = found.end()
+    out.append(mrkdwn[at:].replace("<", "&lt;"))
+    return "".join(out)
 
 
 def code(text: str) -> str:
@@ -93,12 +114,42 @@ def cited(edge: EdgeFacts) -> str:
     return clip(f"{head}, +{len(sources) - SOURCES_SHOWN} more] x{weight}", CITE_CHARS)
 
 
+def safe_url(url: str) -> str | None:
+    """`url` fit to sit inside `<...|...>`, or None: parsed (not prefix-matched) as http(s) with a
+    host, no whitespace or control characters; `|`, `<`, `>` percent-encoded, `&` escaped."""
+    if any(ch.isspace() or unicodedata.category(ch)[0] == "C" for ch in url):
+        return None
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        return None
+    encoded = url.replace("|", "%7C").replace("<", "%3C").replace(">", "%3E")
+    return encoded.replace("&", "&amp;")
+
+
+def url_host(url: str) -> str:
+    """The host a link goes to, shown beside a label so free text cannot pass for another site."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+
+
 def link(url: str, label: str) -> str:
     """A mrkdwn link for http(s) URLs; anything else is shown as plain text, never made clickable."""
-    if not url.startswith(("https://", "http://")):
+    safe = safe_url(url)
+    if safe is None:
         return escape(label)
-    safe = escape(url).replace("|", "%7C")
     return f"<{safe}|{escape(label).replace('|', '/')}>"
+
+
+def labelled_link(url: str, label: str) -> str:
+    """A link labelled by what it is (an id) and where it goes: `r-42 (ci.example.com)`."""
+    host = url_host(url) if safe_url(url) is not None else ""
+    return link(url, label) + (f" ({escape(host)})" if host else "")
 
 
 def header(text: str) -> Block:
@@ -106,11 +157,11 @@ def header(text: str) -> Block:
 
 
 def section(mrkdwn: str) -> Block:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(mrkdwn, SECTION_CHARS)}}
+    return {"type": "section", "text": {"type": "mrkdwn", "text": guard(clip(mrkdwn, SECTION_CHARS))}}
 
 
 def context(mrkdwn: str) -> Block:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(mrkdwn, SECTION_CHARS)}]}
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": guard(clip(mrkdwn, SECTION_CHARS))}]}
 
 
 def divider() -> Block:

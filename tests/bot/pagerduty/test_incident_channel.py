@@ -101,7 +101,7 @@ def test_the_post_names_the_incident_under_the_answers_header() -> None:
     line = post.blocks[1]["text"]["text"]
     assert "<https://acme.pagerduty.com/incidents/Q1|Paiements &lt;en panne&gt; &amp; lents ⚠>" in line
     assert "high urgency" in line and "Payments API (PAYMNTS)" in line
-    assert post.text.startswith("PagerDuty incident: Paiements <en panne> & lents ⚠ · Suspects for payments")
+    assert post.text.startswith("PagerDuty incident: Paiements &lt;en panne&gt; &amp; lents ⚠ · Suspects for payments")
 
 
 def test_an_unresolved_post_leads_with_the_incident_and_stays_within_limits() -> None:

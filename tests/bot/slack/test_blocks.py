@@ -328,7 +328,8 @@ def test_suspects_names_deploys_as_suspects_with_reason_owner_edge_and_link() ->
     assert_within_limits(message)
     seen = shown(message)
     raw = "\n".join(texts(list(message.blocks)))
-    line = "🚩 *suspect* — direct dependency: <https://ci.example.com/r-8812|r-8812> v2.3.1 (production) by alice"
+    link = "<https://ci.example.com/r-8812|r-8812> (ci.example.com)"
+    line = f"🚩 *suspect* — direct dependency: {link} v2.3.1 (production) by alice"
     assert f"{line} at 2026-11-29 14:09 UTC, 55 min ago" in raw
     assert "*antifraud* · owners: risk" in seen
     assert "*redis* · owners: platform" in seen
