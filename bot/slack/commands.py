@@ -37,46 +37,57 @@ def _timed(deps: BotDeps, command: str, text: str, work: Callable[[], None]) -> 
         work()
 
 
+def on_query_command(
+    ack: Ack, command: dict[str, Any], respond: Respond, client: WebClient, deps: BotDeps, *, name: str
+) -> None:
+    """/blast-radius and /suspects: ack, then answer where it was asked."""
+    ack()
+    text, viewer = command.get("text", ""), _viewer(command)
+    _timed(deps, name, text, lambda: _answer(deps, respond, client, name, text, viewer, shared=False))
+
+
+def on_lag_command(ack: Ack, command: dict[str, Any], respond: Respond, deps: BotDeps) -> None:
+    """/graph-lag, for admins only: every source's age and state, and the review queue's button."""
+    ack()
+    user = command.get("user_id", "")
+    if user not in deps.admins:
+        log.warning("refused /graph-lag to non-admin user %s in channel %s", user, command.get("channel_id"))
+        deps.metrics.refused.labels("graph-lag").inc()
+        respond(**message_kwargs(format_refusal(REFUSAL)))
+        return
+
+    def work() -> None:
+        snapshot = deps.snapshot()
+        counts = deps.hygiene(snapshot) if snapshot is not None else {}
+        report = format_lag(deps.lag(), hygiene=counts, now=deps.clock())
+        respond(**message_kwargs(with_review_button(report, deps.pending_reviews()[0])))
+
+    _timed(deps, "graph-lag", "", work)
+
+
+def on_share(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient, deps: BotDeps) -> None:
+    """The "share" button: the same answer again, in the channel."""
+    ack()
+    _rerun(deps, body, respond, client, shared=True)
+
+
+def on_pick(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient, deps: BotDeps) -> None:
+    """A suggestion's button: the command again with the picked name."""
+    ack()
+    _rerun(deps, body, respond, client, shared=False)
+
+
 def register(app: App, deps: BotDeps) -> None:
-    def query_command(name: str) -> Callable[..., None]:
-        def on_query_command(ack: Ack, command: dict[str, Any], respond: Respond, client: WebClient) -> None:
-            ack()
+    """Bolt passes each handler the arguments its parameters name; `deps` is bound here."""
 
-            text, viewer = command.get("text", ""), _viewer(command)
-            _timed(deps, name, text, lambda: _answer(deps, respond, client, name, text, viewer, shared=False))
+    def query(name: str) -> Callable[..., None]:
+        return lambda ack, command, respond, client: on_query_command(ack, command, respond, client, deps, name=name)
 
-        return on_query_command
-
-    def on_lag_command(ack: Ack, command: dict[str, Any], respond: Respond) -> None:
-        ack()
-        user = command.get("user_id", "")
-        if user not in deps.admins:
-            log.warning("refused /graph-lag to non-admin user %s in channel %s", user, command.get("channel_id"))
-            deps.metrics.refused.labels("graph-lag").inc()
-            respond(**message_kwargs(format_refusal(REFUSAL)))
-            return
-
-        def work() -> None:
-            snapshot = deps.snapshot()
-            counts = deps.hygiene(snapshot) if snapshot is not None else {}
-            report = format_lag(deps.lag(), hygiene=counts, now=deps.clock())
-            respond(**message_kwargs(with_review_button(report, deps.pending_reviews()[0])))
-
-        _timed(deps, "graph-lag", "", work)
-
-    def on_share(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
-        ack()
-        _rerun(deps, body, respond, client, shared=True)
-
-    def on_pick(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
-        ack()
-        _rerun(deps, body, respond, client, shared=False)
-
-    app.command("/blast-radius")(query_command(BLAST))
-    app.command("/suspects")(query_command(SUSPECTS))
-    app.command("/graph-lag")(on_lag_command)
-    app.action("share_answer")(on_share)
-    app.action({"action_id": _PICK})(on_pick)
+    app.command("/blast-radius")(query(BLAST))
+    app.command("/suspects")(query(SUSPECTS))
+    app.command("/graph-lag")(lambda ack, command, respond: on_lag_command(ack, command, respond, deps))
+    app.action("share_answer")(lambda ack, body, respond, client: on_share(ack, body, respond, client, deps))
+    app.action({"action_id": _PICK})(lambda ack, body, respond, client: on_pick(ack, body, respond, client, deps))
 
 
 def _rerun(deps: BotDeps, body: dict[str, Any], respond: Respond, client: WebClient, *, shared: bool) -> None:

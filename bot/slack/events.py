@@ -45,31 +45,36 @@ def _claimed(deps: BotDeps, body: dict[str, Any], event: dict[str, Any], kind: s
     return True
 
 
+def on_app_mention(body: dict[str, Any], event: dict[str, Any], client: WebClient, deps: BotDeps) -> None:
+    """A question in an @mention, answered in its thread."""
+    if not _claimed(deps, body, event, "mention"):
+        return
+    # The graph's parts take a work slot each; the model's network waits take none.
+    with observed_query(deps.metrics, "mention", _question(event)):
+        _answer_mention(deps, event, client)
+
+
+def on_message(body: dict[str, Any], event: dict[str, Any], client: WebClient, deps: BotDeps) -> None:
+    """A PagerDuty alert in a watched channel, answered in its thread; every other message ignored."""
+    # Every channel message lands here, so none is left unhandled (a 404 makes Slack retry).
+    if event.get("channel") not in deps.watch_channels or not is_alert(event, alert_bots=deps.alert_bots):
+        return
+    alert = parse_alert(event)
+    if alert is None or alert.status in QUIET_STATUSES:
+        return
+    if not _claimed(deps, body, event, "alert"):
+        return
+    if not deps.claim(f"incident:{incident_key(alert)}"):
+        deps.metrics.deduplicated.labels("incident").inc()
+        return
+    with observed_query(deps.metrics, "alert", _alert_name(alert)):
+        _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
+
+
 def register(app: App, deps: BotDeps) -> None:
-    def on_app_mention(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
-        if not _claimed(deps, body, event, "mention"):
-            return
-        # The graph's parts take a work slot each; the model's network waits take none.
-        with observed_query(deps.metrics, "mention", _question(event)):
-            _answer_mention(deps, event, client)
-
-    def on_message(body: dict[str, Any], event: dict[str, Any], client: WebClient) -> None:
-        # Every channel message lands here, so none is left unhandled (a 404 makes Slack retry).
-        if event.get("channel") not in deps.watch_channels or not is_alert(event, alert_bots=deps.alert_bots):
-            return
-        alert = parse_alert(event)
-        if alert is None or alert.status in QUIET_STATUSES:
-            return
-        if not _claimed(deps, body, event, "alert"):
-            return
-        if not deps.claim(f"incident:{incident_key(alert)}"):
-            deps.metrics.deduplicated.labels("incident").inc()
-            return
-        with observed_query(deps.metrics, "alert", _alert_name(alert)):
-            _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
-
-    app.event("app_mention")(on_app_mention)
-    app.event("message")(on_message)
+    """Bolt passes each handler the arguments its parameters name; `deps` is bound here."""
+    app.event("app_mention")(lambda body, event, client: on_app_mention(body, event, client, deps))
+    app.event("message")(lambda body, event, client: on_message(body, event, client, deps))
 
 
 def _question(event: dict[str, Any]) -> str:

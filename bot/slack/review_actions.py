@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from slack_bolt import Ack, App, Respond
@@ -34,45 +35,52 @@ def _edge_id(body: dict[str, Any]) -> int | None:
         return None
 
 
+def _admitted(deps: BotDeps, body: dict[str, Any], respond: Respond, action: str) -> str:
+    """The clicking user when an admin; else "" after refusing them (and logging it)."""
+    user = _user(body)
+    deps.metrics.requests.labels("graph-review").inc()
+    if user in deps.admins:
+        return user
+    log.warning("refused review action %s to non-admin user %s", action, user)
+    deps.metrics.refused.labels("graph-review").inc()
+    respond(replace_original=False, response_type="ephemeral", **message_kwargs(format_refusal(REFUSAL)))
+    return ""
+
+
+def on_review_open(ack: Ack, body: dict[str, Any], respond: Respond, deps: BotDeps) -> None:
+    """/graph-lag's review button: the queue, to the admin alone."""
+    ack()
+    if _admitted(deps, body, respond, OPEN):
+        total, edges = deps.pending_reviews()
+        respond(replace_original=False, response_type="ephemeral", **message_kwargs(format_review_queue(total, edges)))
+
+
+def on_review_decision(
+    ack: Ack, body: dict[str, Any], respond: Respond, deps: BotDeps, *, decision: str, action: str
+) -> None:
+    """Approve or reject one edge, then show the queue again in place with a note of what was done."""
+    ack()
+    user = _admitted(deps, body, respond, action)
+    edge_id = _edge_id(body) if user else None
+    if edge_id is None or deps.decide_review is None:
+        return
+    try:
+        edge = deps.decide_review(edge_id, decision, user)
+    except ReviewError as exc:
+        note = str(exc)
+    else:
+        note = decision_note(edge, user)
+        log.info("extracted edge #%s %s by %s", edge.id, edge.status, user)
+    total, edges = deps.pending_reviews()
+    respond(replace_original=True, **message_kwargs(format_review_queue(total, edges, note=note)))
+
+
 def register(app: App, deps: BotDeps) -> None:
-    def admitted(body: dict[str, Any], respond: Respond, action: str) -> str:
-        """The clicking user when an admin; else "" after refusing them (and logging it)."""
-        user = _user(body)
-        deps.metrics.requests.labels("graph-review").inc()
-        if user in deps.admins:
-            return user
-        log.warning("refused review action %s to non-admin user %s", action, user)
-        deps.metrics.refused.labels("graph-review").inc()
-        respond(replace_original=False, response_type="ephemeral", **message_kwargs(format_refusal(REFUSAL)))
-        return ""
+    """Bolt passes each handler the arguments its parameters name; `deps` is bound here."""
 
-    def on_review_open(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
-        ack()
-        if admitted(body, respond, OPEN):
-            total, edges = deps.pending_reviews()
-            respond(
-                replace_original=False, response_type="ephemeral", **message_kwargs(format_review_queue(total, edges))
-            )
+    def decide(decision: str, action: str) -> Callable[..., None]:
+        return lambda ack, body, respond: on_review_decision(ack, body, respond, deps, decision=decision, action=action)
 
-    def decide(decision: str, action: str) -> Any:
-        def on_review_decision(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
-            ack()
-            user = admitted(body, respond, action)
-            edge_id = _edge_id(body) if user else None
-            if edge_id is None or deps.decide_review is None:
-                return
-            try:
-                edge = deps.decide_review(edge_id, decision, user)
-            except ReviewError as exc:
-                note = str(exc)
-            else:
-                note = decision_note(edge, user)
-                log.info("extracted edge #%s %s by %s", edge.id, edge.status, user)
-            total, edges = deps.pending_reviews()
-            respond(replace_original=True, **message_kwargs(format_review_queue(total, edges, note=note)))
-
-        return on_review_decision
-
-    app.action(OPEN)(on_review_open)
+    app.action(OPEN)(lambda ack, body, respond: on_review_open(ack, body, respond, deps))
     app.action(APPROVE)(decide("approve", APPROVE))
     app.action(REJECT)(decide("reject", REJECT))

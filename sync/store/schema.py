@@ -100,13 +100,15 @@ graph_state = Table(
     Column("changed_at", DateTime(timezone=True), nullable=False),
 )
 
-# Slack events and alert messages already answered: the unique key makes replies exactly-once.
+# Slack events, commands and alert messages taken for an answer: the unique key makes a reply once-only;
+# `state` (claimed -> delivered, or failed) lets a retry of an answer that never arrived answer it.
 handled_events = Table(
     "handled_events",
     metadata,
     Column("event_key", String(300), primary_key=True),
     Column("handled_at", DateTime(timezone=True), nullable=False),
     Column("replica", String(200), nullable=False, default=""),
+    Column("state", String(16), nullable=False, default="delivered", server_default="delivered"),
 )
 
 # Lag alerts sent: one row per (source, transition), so one replica alone sends each.
