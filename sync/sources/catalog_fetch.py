@@ -17,6 +17,7 @@ import httpx
 
 from graph.facts import Problem
 from graph.naming.refs import RefError, format_ref, split_ref
+from sync.sources.shown import shown
 from sync.sources.textfiles import display_name
 from sync.sources.yaml_documents import YamlDocuments, load_yaml, load_yaml_files
 
@@ -71,7 +72,7 @@ def catalog_files(location: str) -> list[tuple[Path, str]]:
         return _catalog_files(path)
     if path.is_file():
         return [(path, location)]
-    raise FileNotFoundError(f"catalog {location!r}: no such file or folder")
+    raise FileNotFoundError(f"catalog {shown(location)}: no such file or folder")
 
 
 def _catalog_files(folder: Path) -> list[tuple[Path, str]]:

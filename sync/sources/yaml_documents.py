@@ -26,6 +26,7 @@ import yaml
 
 from graph.facts import Problem
 from sync.collector import collector_paused
+from sync.sources.yaml_aliases import AliasBombError, load_all_bounded
 
 try:
     import ryml
@@ -69,7 +70,7 @@ def load_yaml(data: bytes | str, name: str, *, fast: bool = False) -> YamlDocume
         if documents is not None:
             return YamlDocuments(name, _numbered(documents))
     try:
-        return YamlDocuments(name, _numbered(list(yaml.load_all(text, Loader=_LOADER))))
+        return YamlDocuments(name, _numbered(list(load_all_bounded(text, _LOADER))))
     except Exception:  # noqa: BLE001 - any parser failure is retried document by document
         return _load_by_parts(text, name)
 
@@ -241,7 +242,7 @@ def _load_by_parts(text: str, name: str) -> YamlDocuments:
     problems: list[Problem] = []
     for first_line, part in _parts(text):
         try:
-            documents.extend(yaml.load_all(part, Loader=_LOADER))
+            documents.extend(load_all_bounded(part, _LOADER))
         except Exception as exc:  # noqa: BLE001 - PyYAML also raises ValueError, RecursionError
             documents.append(None)
             problems.append(_syntax_problem(exc, name, len(documents), first_line, part))
@@ -277,7 +278,10 @@ def _syntax_problem(exc: Exception, name: str, index: int, first_line: int, part
         char = exc.character
         shown = f"#x{char:04x}" if isinstance(char, int) else repr(char)
         detail = f"unacceptable character {shown}: {exc.reason}"
-    message = f"document {index} is not valid YAML and was skipped: {detail}"
+    if isinstance(exc, AliasBombError):
+        message = f"document {index} was skipped: {detail}"
+    else:
+        message = f"document {index} is not valid YAML and was skipped: {detail}"
     return Problem(f"{name}:{first_line + line + 1}:{column + 1}", message, "", "error")
 
 
