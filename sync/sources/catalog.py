@@ -22,7 +22,7 @@ from sync.sources.catalog_fetch import (
     CatalogDocuments,
     bearer_headers,
     catalog_api_url,
-    catalog_files,
+    catalog_walk,
     entity_documents,
     fetch_catalog_documents,
     is_catalog_url,
@@ -94,7 +94,7 @@ def read_catalog_rows(
     worker processes of a big load, so both cores share the work and no fact object crosses back
     (bench layered-100k: the parent's 4-5 s of parsing and 2-3 s of encoding left it).
     """
-    files = [] if is_catalog_url(location) else catalog_files(location)
+    files, refused = ([], ()) if is_catalog_url(location) else catalog_walk(location)
     if not files or any(name.lower().endswith(".json") for _, name in files):
         # A URL, a folder without descriptors, or saved catalog API responses, whose computed
         # `relations` only the whole-catalog parse compares with the spec fields.
@@ -102,7 +102,7 @@ def read_catalog_rows(
     try:
         with collector_paused():
             loaded = map_yaml_files(files, partial(_file_rows, source), parallel_min_bytes=parallel_min_bytes)
-            return _merged_rows(source, loaded)
+            return _merged_rows(source, loaded, refused)
     finally:
         _READINGS.clear()  # read in this process (a small catalog): nothing kept for later
 
@@ -191,9 +191,12 @@ def _file_rows(source: str, loaded: YamlDocuments) -> _FileRows:
     return _FileRows(loaded.problems, documents)
 
 
-def _merged_rows(source: str, files: Sequence[_FileRows]) -> EncodedFacts:
-    """What `_parse_catalog` does across documents (first of two same refs wins, API edges), on rows."""
-    problems = [problem for file in files for problem in file.problems]
+def _merged_rows(source: str, files: Sequence[_FileRows], refused: Sequence[Problem] = ()) -> EncodedFacts:
+    """What `_parse_catalog` does across documents (first of two same refs wins, API edges), on rows.
+
+    `refused` are the walk's problems (symlinks not followed).
+    """
+    problems = [*refused, *(problem for file in files for problem in file.problems)]
     first_at: dict[str, str] = {}
     entities: list[Row] = []
     assertions: list[Row] = []

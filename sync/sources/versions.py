@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 
+from sync.sources.folder_walk import walk_folder
 from sync.sources.limits import current_limits, too_big_message
 from sync.sources.textfiles import FetchError, display_name
 
@@ -26,9 +27,11 @@ def local_version(location: str) -> str:
     if not path.exists():
         raise FetchError(f"cannot read {location}: no such file or folder")
     digest = hashlib.blake2b(digest_size=20)
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p, path))
-    for file in files:
-        digest.update(str(file.relative_to(path) if file != path else file.name).encode() + b"\0")
+    # The same walk the readers make: symlinks inside the folder followed once, loops and links out not.
+    walked = [] if path.is_file() else walk_folder(path, _not_hidden, _hidden_name, str).files
+    files = [(path.name, path)] if path.is_file() else sorted(walked)
+    for name, file in files:
+        digest.update(name.encode() + b"\0")
         with file.open("rb") as handle:
             while block := handle.read(_CHUNK):
                 digest.update(block)
@@ -36,8 +39,12 @@ def local_version(location: str) -> str:
     return f"sha:{digest.hexdigest()}"
 
 
-def _hidden(file: Path, root: Path) -> bool:
-    return any(part.startswith(".") for part in file.relative_to(root).parts)
+def _hidden_name(name: str) -> bool:
+    return name.startswith(".")
+
+
+def _not_hidden(name: str) -> bool:
+    return not name.startswith(".")
 
 
 def body_version(body: bytes) -> str:
