@@ -47,6 +47,8 @@ class Settings(_SourceSettings):
     database_url: str = Field(DEFAULT_DATABASE_URL, validation_alias="DATABASE_URL")
     sync_interval: float = Field(300, ge=1, validation_alias="ONCALL_GRAPH_SYNC_INTERVAL")
     http_timeout: float = Field(10.0, gt=0, validation_alias="ONCALL_GRAPH_HTTP_TIMEOUT")
+    max_file_bytes: int = Field(10 * 1024 * 1024, ge=1024, validation_alias="ONCALL_GRAPH_MAX_FILE_BYTES")
+    source_deadline: float = Field(120.0, gt=0, validation_alias="ONCALL_GRAPH_SOURCE_DEADLINE")
     poll_interval: float = Field(10.0, gt=0, validation_alias="ONCALL_GRAPH_POLL_INTERVAL")
     max_drop: float = Field(0.5, gt=0, le=1, validation_alias="ONCALL_GRAPH_MAX_DROP")
     stale_after: str = Field("", validation_alias="ONCALL_GRAPH_STALE_AFTER")

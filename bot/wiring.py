@@ -18,6 +18,7 @@ from bot.model.ports import Explainer, QuestionReader
 from bot.settings import Settings
 from graph.snapshot import Snapshot, SnapshotRef
 from graph.warm import warm
+from sync.sources.limits import ReadLimits
 from sync.sources.registry import SourceAccess
 from sync.store.database import make_engine, migrate
 from sync.store.fact_store import Store
@@ -32,7 +33,8 @@ def clock() -> datetime:
 
 
 def source_access(settings: Settings) -> SourceAccess:
-    return SourceAccess(settings.http_timeout, settings.source_tokens())
+    limits = ReadLimits(settings.max_file_bytes, settings.source_deadline)
+    return SourceAccess(settings.http_timeout, settings.source_tokens(), limits)
 
 
 def shown_url(url: str) -> str:

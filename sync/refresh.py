@@ -17,7 +17,9 @@ from graph.build import build_snapshot
 from graph.facts import SourceFacts
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.collector import collector_paused
-from sync.sources.registry import SourceAccess, SourceSpec, read_changed
+from sync.kept_files import keep_unread_files
+from sync.read_isolation import Read, failure_text, read_all
+from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_codec import EncodedFacts
 from sync.store.fact_store import PUSHED, SourceState, Store, SyncRun, source_marks
 from sync.store.reviews import ReviewStore
@@ -51,7 +53,7 @@ class SyncReport:
 
     @property
     def changed(self) -> bool:
-        return any(o.outcome == APPLIED and (o.added or o.retired) for o in self.outcomes)
+        return any(o.added or o.retired for o in self.outcomes)  # a failing source may apply its other files
 
 
 def sync_once(
@@ -73,10 +75,13 @@ def sync_once(
     outcomes = []
     for spec in specs:
         store.ensure_source(spec.name, spec.kind, spec.location)
-        state = states.get(spec.name)
-        started, timer = clock(), time.perf_counter()
-        outcome = _sync_source(spec, store, state.content_version if state else "", clock, max_drop, access)
-        outcome = replace(outcome, seconds=time.perf_counter() - timer)
+    previous = {name: state.content_version for name, state in states.items()}
+    reads = read_all(specs, previous, access, clock)
+    for spec in specs:
+        read, timer = reads[spec.name], time.perf_counter()
+        started = read.started
+        outcome = _sync_source(spec, store, read.result, clock, max_drop)
+        outcome = replace(outcome, seconds=read.seconds + time.perf_counter() - timer)
         store.record_run(
             SyncRun(
                 spec.name,
@@ -92,7 +97,7 @@ def sync_once(
         )
         outcomes.append(outcome)
     # An applied read that added and retired nothing (a re-walked API) leaves the graph as it was.
-    changed = any(o.outcome == APPLIED and (o.added or o.retired) for o in outcomes)
+    changed = any(o.added or o.retired for o in outcomes)
     version = store.bump_version(at=clock()) if changed else store.graph_version()
     names = [s.name for s in specs]
     current = ref.current()
@@ -109,12 +114,10 @@ def sync_once(
 
 
 def _sync_source(
-    spec: SourceSpec, store: Store, previous: str, clock: Clock, max_drop: float, access: SourceAccess
+    spec: SourceSpec, store: Store, read: Read | None | Exception, clock: Clock, max_drop: float
 ) -> SourceOutcome:
-    try:
-        read = read_changed(spec, previous, access)
-    except Exception as exc:  # noqa: BLE001 - a broken source must never stop the others
-        error = f"{type(exc).__name__}: {exc}"
+    if isinstance(read, Exception):
+        error = failure_text(read)
         log.warning("source %s failed; keeping its last good facts: %s", spec.name, error, extra={"source": spec.name})
         store.record_failure(spec.name, at=clock(), error=error)
         return SourceOutcome(spec.name, FAILED, error=error)
@@ -122,6 +125,9 @@ def _sync_source(
         store.record_unchanged(spec.name, at=clock())
         return SourceOutcome(spec.name, UNCHANGED)
     facts, version = read
+    before = store.live_fact_count(spec.name)
+    kept = keep_unread_files(spec, facts, fact_count(facts), before, lambda: store.live_rows(spec.name))
+    facts = kept.facts
     count = fact_count(facts)
     wrong = [p for p in facts.problems if not p.note]  # a folder of mkdocs.yml alone is empty, not broken
     if count == 0 and wrong:
@@ -131,14 +137,30 @@ def _sync_source(
         error = f"no usable facts; first problems: {shown}{more}"
         store.record_failure(spec.name, at=clock(), error=error)
         return SourceOutcome(spec.name, FAILED, error=error, problems=len(facts.problems))
-    before = store.live_fact_count(spec.name)
     if _drops_too_much(before, count, max_drop):
         reason = f"would drop {before - count} of {before} facts (limit {max_drop:.0%})"
         log.warning("source %s held for review: %s", spec.name, reason, extra={"source": spec.name})
         store.hold(spec.name, facts, at=clock(), version=version, reason=reason)
         return SourceOutcome(spec.name, HELD, error=reason, items=count)
+    if kept.error:
+        return _apply_keeping_files(spec, store, facts, clock, kept.error)
     applied = store.apply(spec.name, facts, at=clock(), version=version)
     return SourceOutcome(spec.name, APPLIED, "", applied.items, applied.added, applied.retired, len(facts.problems))
+
+
+def _apply_keeping_files(
+    spec: SourceSpec, store: Store, facts: SourceFacts | EncodedFacts, clock: Clock, error: str
+) -> SourceOutcome:
+    """Apply a read in which some files kept their last good facts; the source fails until they read.
+
+    No content version is stored, so the next sync reads it again rather than calling it unchanged.
+    """
+    applied = store.apply(spec.name, facts, at=clock(), version="")
+    log.warning("source %s: %s", spec.name, error, extra={"source": spec.name})
+    store.record_failure(spec.name, at=clock(), error=error)
+    return SourceOutcome(
+        spec.name, FAILED, error, applied.items, applied.added, applied.retired, len(facts.problems)
+    )  # fmt: skip
 
 
 def fact_count(facts: SourceFacts | EncodedFacts) -> int:

@@ -109,25 +109,34 @@ class SyncService:
 
     def follow(self) -> None:
         """Rebuild when another replica moved the graph version; else just refresh freshness marks."""
-        self._follow()
+        self._follow(wait=False)
         # Every replica watches lag; the database lets exactly one of them announce each transition.
         self.check_lag()
 
-    def _follow(self) -> None:
-        with self._lock:
-            version = self.store.graph_version()
-            current = self.ref.current()
-            if version != self._seen_version or current is None:
-                snapshot = load_snapshot(self.store, self.clock, self.names or None)
-                if snapshot is not None:
-                    self.ref.swap(snapshot)
-                    self._report_size(snapshot)
-                    log.info("loaded graph version %s", version)
-                self._seen_version = version
-                return
-            states = self.store.source_states()
-            wanted = in_graph(self.names, states)
-            self.ref.swap(current.with_marks(source_marks(v for k, v in states.items() if k in wanted)))
+    def _follow(self, *, wait: bool = True) -> None:
+        # A sync under way holds the lock for as long as its slowest source reads: the follow job
+        # does not wait for it, so lag checks (and their alerts) go on meanwhile.
+        if not self._lock.acquire(blocking=wait):
+            return
+        try:
+            self._follow_locked()
+        finally:
+            self._lock.release()
+
+    def _follow_locked(self) -> None:
+        version = self.store.graph_version()
+        current = self.ref.current()
+        if version != self._seen_version or current is None:
+            snapshot = load_snapshot(self.store, self.clock, self.names or None)
+            if snapshot is not None:
+                self.ref.swap(snapshot)
+                self._report_size(snapshot)
+                log.info("loaded graph version %s", version)
+            self._seen_version = version
+            return
+        states = self.store.source_states()
+        wanted = in_graph(self.names, states)
+        self.ref.swap(current.with_marks(source_marks(v for k, v in states.items() if k in wanted)))
 
     def catch_up(self) -> None:
         """Rebuild now if the graph version moved (a pushed deploy stored on this replica)."""

@@ -9,7 +9,9 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from graph.facts import AliasClaim, Citation, Problem, SourceFacts
 from graph.naming.refs import KINDS, RefError, format_ref, split_ref
+from sync.sources.shown import shown
 from sync.sources.textfiles import DEFAULT_TIMEOUT, FetchedText, fetch_text
+from sync.sources.yaml_aliases import compose_bounded
 
 # The C loader is ~10x faster; both give the same nodes and marks.
 _LOADER: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -37,7 +39,7 @@ def read_aliases(
 def parse_aliases(source: str, name: str, text: str) -> SourceFacts:
     """One AliasClaim per alias, cited by file and line; each bad key or item a Problem."""
     try:
-        root = yaml.compose(text, Loader=_LOADER)
+        root = compose_bounded(text, _LOADER)
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else 1
         message = f"not valid YAML: {exc.problem or exc}"
@@ -77,7 +79,7 @@ def _parse_mapping(source: str, name: str, root: MappingNode) -> SourceFacts:
             if earlier[0].casefold() == key.casefold() and earlier[1] != alias_where:
                 continue  # the same claim again under a repeated key
             if earlier[0].casefold() != key.casefold():
-                message = f"alias {alias!r} also names {earlier[0]!r} ({earlier[1]}); it will be ambiguous"
+                message = f"alias {shown(alias)} also names {shown(earlier[0])} ({earlier[1]}); it will be ambiguous"
                 problems.append(Problem(alias_where, message, field=key))
             citation = Citation(source, alias_where, origin=name, text=f"{key}: {alias}")
             claims.append(AliasClaim(alias, target, citation, target_is_name=is_name))
@@ -93,7 +95,7 @@ def _target(where: str, key: str, problems: list[Problem]) -> tuple[str, bool]:
     if kind in KINDS:
         return format_ref(kind, namespace, name), False
     if not kind and "/" in key:
-        message = f"{key!r} has no kind, so it is taken as a name; write e.g. resource:{key} for a ref"
+        message = f"{shown(key)} has no kind, so it is taken as a name; write e.g. resource:{key} for a ref"
         problems.append(Problem(where, message, field=key))
     return key, True
 

@@ -22,7 +22,7 @@ from sync.sources.catalog_fetch import (
     CatalogDocuments,
     bearer_headers,
     catalog_api_url,
-    catalog_files,
+    catalog_walk,
     entity_documents,
     fetch_catalog_documents,
     is_catalog_url,
@@ -30,6 +30,7 @@ from sync.sources.catalog_fetch import (
 )
 from sync.sources.catalog_refs import KIND_FIELDS, RefReadings, parse_ref_edges, unread_ref_fields
 from sync.sources.catalog_relations import stated_relations, unstated_by_spec
+from sync.sources.shown import shown
 from sync.sources.yaml_documents import PARALLEL_MIN_BYTES, YamlDocuments, map_yaml_files
 from sync.store.fact_codec import ALIAS, ASSERTION, ENTITY, PROBLEM, EncodedFacts, Row, RowWriter
 
@@ -93,7 +94,7 @@ def read_catalog_rows(
     worker processes of a big load, so both cores share the work and no fact object crosses back
     (bench layered-100k: the parent's 4-5 s of parsing and 2-3 s of encoding left it).
     """
-    files = [] if is_catalog_url(location) else catalog_files(location)
+    files, refused = ([], ()) if is_catalog_url(location) else catalog_walk(location)
     if not files or any(name.lower().endswith(".json") for _, name in files):
         # A URL, a folder without descriptors, or saved catalog API responses, whose computed
         # `relations` only the whole-catalog parse compares with the spec fields.
@@ -101,7 +102,7 @@ def read_catalog_rows(
     try:
         with collector_paused():
             loaded = map_yaml_files(files, partial(_file_rows, source), parallel_min_bytes=parallel_min_bytes)
-            return _merged_rows(source, loaded)
+            return _merged_rows(source, loaded, refused)
     finally:
         _READINGS.clear()  # read in this process (a small catalog): nothing kept for later
 
@@ -190,9 +191,12 @@ def _file_rows(source: str, loaded: YamlDocuments) -> _FileRows:
     return _FileRows(loaded.problems, documents)
 
 
-def _merged_rows(source: str, files: Sequence[_FileRows]) -> EncodedFacts:
-    """What `_parse_catalog` does across documents (first of two same refs wins, API edges), on rows."""
-    problems = [problem for file in files for problem in file.problems]
+def _merged_rows(source: str, files: Sequence[_FileRows], refused: Sequence[Problem] = ()) -> EncodedFacts:
+    """What `_parse_catalog` does across documents (first of two same refs wins, API edges), on rows.
+
+    `refused` are the walk's problems (symlinks not followed).
+    """
+    problems = [*refused, *(problem for file in files for problem in file.problems)]
     first_at: dict[str, str] = {}
     entities: list[Row] = []
     assertions: list[Row] = []
@@ -254,7 +258,7 @@ def _parse_document(citation: Citation, document: object, readings: RefReadings)
     if not isinstance(name, str) or not name.strip():
         return _Document(problems=(Problem(where, "missing or empty name: skipped", "metadata.name", "error"),))
     if not isinstance(namespace, str) or not namespace.strip():
-        message = f"namespace {namespace!r} is not a name: skipped"
+        message = f"namespace {shown(namespace)} is not a name: skipped"
         return _Document(problems=(Problem(where, message, "metadata.namespace", "error"),))
     spec = document.get("spec") or {}
     bad_spec: tuple[Problem, ...] = ()
@@ -287,19 +291,19 @@ def _not_descriptor(where: str, document: object) -> Problem | None:
     kind = kind.lower() if isinstance(kind, str) else ""
     if kind in _BACKSTAGE_KINDS and (api_version is None or kind in KIND_FIELDS):
         return None
-    shown = f"apiVersion {api_version!r}" if api_version is not None else "no apiVersion"
-    return Problem(where, f"not a descriptor ({shown}): skipped", "apiVersion", NOTE)
+    described = f"apiVersion {shown(api_version)}" if api_version is not None else "no apiVersion"
+    return Problem(where, f"not a descriptor ({described}): skipped", "apiVersion", NOTE)
 
 
 def _refusal(where: str, kind: str, api_version: object) -> tuple[Problem, ...] | None:
     """None when the document is read; else the problems of skipping it (none for quiet kinds)."""
     if not isinstance(api_version, str) or not api_version.startswith("backstage.io/"):
-        message = f"apiVersion {api_version!r} does not start with backstage.io/: skipped"
+        message = f"apiVersion {shown(api_version)} does not start with backstage.io/: skipped"
         return (Problem(where, message, "apiVersion", "error"),)
     if kind in _QUIET_KINDS:
         return ()
     if kind not in KIND_FIELDS:
-        return (Problem(where, f"kind {kind!r} is not read: skipped", "kind"),)
+        return (Problem(where, f"kind {shown(kind)} is not read: skipped", "kind"),)
     return None
 
 
@@ -340,10 +344,10 @@ def _entity_document(
 def _name_problems(where: str, name: str, namespace: str) -> list[Problem]:
     problems = []
     if len(name) > 63 or not _NAME.fullmatch(name):
-        message = f"name {name!r} breaks Backstage's rule (1-63 letters/digits in runs joined by one -, _ or .)"
+        message = f"name {shown(name)} breaks Backstage's rule (1-63 letters/digits in runs joined by one -, _ or .)"
         problems.append(Problem(where, message + "; used anyway", "metadata.name"))
     if len(namespace) > 63 or not _NAMESPACE.fullmatch(namespace):
-        message = f"namespace {namespace!r} breaks Backstage's rule (letters/digits joined by single -)"
+        message = f"namespace {shown(namespace)} breaks Backstage's rule (letters/digits joined by single -)"
         problems.append(Problem(where, message + "; used anyway", "metadata.namespace"))
     return problems
 

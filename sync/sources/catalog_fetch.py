@@ -7,7 +7,6 @@ not what a catalog holds becomes a `Problem`, and the rest is kept.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,8 @@ import httpx
 
 from graph.facts import Problem
 from graph.naming.refs import RefError, format_ref, split_ref
+from sync.sources.folder_walk import walk_folder
+from sync.sources.shown import shown
 from sync.sources.textfiles import display_name
 from sync.sources.yaml_documents import YamlDocuments, load_yaml, load_yaml_files
 
@@ -51,10 +52,12 @@ def fetch_catalog_documents(
     """
     if is_catalog_url(location):
         return _fetch_url(location, timeout, headers or {})
-    files = catalog_files(location)
+    files, refused = catalog_walk(location)
     if not files:
-        return CatalogDocuments(problems=(Problem(location, "no *.yaml, *.yml or *.json files found", "", "error"),))
-    return _numbered(load_yaml_files(files))
+        none = Problem(location, "no *.yaml, *.yml or *.json files found", "", "error")
+        return CatalogDocuments(problems=(*refused, none))
+    documents = _numbered(load_yaml_files(files))
+    return CatalogDocuments(documents.documents, refused + documents.problems)
 
 
 def is_catalog_url(location: str) -> bool:
@@ -66,27 +69,39 @@ def catalog_files(location: str) -> list[tuple[Path, str]]:
 
     Raises FileNotFoundError for a missing path.
     """
+    return catalog_walk(location)[0]
+
+
+def catalog_walk(location: str) -> tuple[list[tuple[Path, str]], tuple[Problem, ...]]:
+    """`catalog_files`, and the symlinks refused on the way (out of the folder, loops) as problems."""
     path = Path(location)
     if path.is_dir():
         return _catalog_files(path)
     if path.is_file():
-        return [(path, location)]
-    raise FileNotFoundError(f"catalog {location!r}: no such file or folder")
+        return [(path, location)], ()
+    raise FileNotFoundError(f"catalog {shown(location)}: no such file or folder")
 
 
-def _catalog_files(folder: Path) -> list[tuple[Path, str]]:
+def _catalog_files(folder: Path) -> tuple[list[tuple[Path, str]], tuple[Problem, ...]]:
     # Locators are relative to the folder's parent (`catalog/payments.yaml`); hidden folders such
     # as .git and .github hold no descriptors, only YAML that is not a catalog, and node_modules
     # only JSON that is none. `*.json` files are saved catalog API responses.
     prefix = folder.resolve().name
-    found: list[tuple[str, Path]] = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
-        for file in files:
-            if not file.startswith(".") and file.lower().endswith(CATALOG_SUFFIXES):
-                relative = Path(root, file).relative_to(folder).as_posix()
-                found.append((f"{prefix}/{relative}" if prefix else relative, Path(root, file)))
-    return [(path, name) for name, path in sorted(found)]
+
+    def named(relative: str) -> str:
+        return f"{prefix}/{relative}" if prefix else relative
+
+    walked = walk_folder(folder, _is_descriptor_file, _is_skipped_folder, named)
+    found = sorted((named(relative), path) for relative, path in walked.files)
+    return [(path, name) for name, path in found], walked.problems
+
+
+def _is_descriptor_file(name: str) -> bool:
+    return not name.startswith(".") and name.lower().endswith(CATALOG_SUFFIXES)
+
+
+def _is_skipped_folder(name: str) -> bool:
+    return name.startswith(".") or name == "node_modules"
 
 
 def _numbered(files: Iterable[YamlDocuments]) -> CatalogDocuments:

@@ -19,6 +19,7 @@ from graph.relations import (
     PART_OF,
     PROVIDES_API,
 )
+from sync.sources.shown import shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +174,7 @@ def _reading(field: RefField, value: object, namespace: str) -> _Reading:
     if kind or field.default_kind:
         return format_ref(kind or field.default_kind or "", target_namespace, name), False, "", ""
     message = (
-        f"reference {value!r} had missing or empty kind, and {field.name} has no default kind: "
+        f"reference {shown(value)} had missing or empty kind, and {field.name} has no default kind: "
         f"used only if exactly one component or resource is named {target_namespace}/{name}"
     )
     return f"{target_namespace}/{name}", True, message, "warning"

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import httpx
 
 from graph.facts import Citation, Deploy, Problem, SourceFacts
+from sync.sources.shown import shown
 from sync.sources.textfiles import DEFAULT_TIMEOUT, FetchedText, fetch_text
 
 ACCEPT = "application/x-ndjson, application/jsonl, application/json;q=0.9, */*;q=0.1"
@@ -49,7 +50,7 @@ def parse_deploys(source: str, name: str, text: str) -> SourceFacts:
             continue
         earlier = kept.pop(deploy.id, None)
         if earlier is not None:
-            message = f"duplicate deploy id {deploy.id!r} (also at {earlier.citation.locator}); the last is kept"
+            message = f"duplicate deploy id {shown(deploy.id)} (also at {earlier.citation.locator}); the last is kept"
             problems.append(Problem(locator, message, field="id"))
         kept[deploy.id] = deploy
     return SourceFacts(source, deploys=tuple(kept.values()), problems=tuple(sorted(problems, key=_position)))
@@ -151,11 +152,11 @@ SHORT_SHA = 7
 
 def _alert_event(where: str, action: object) -> Problem:
     """PagerDuty Events API v2 alert events open, acknowledge or resolve incidents: they are no deploys."""
-    shown = f"event_action {action!r}" if isinstance(action, str) else "an event_action"
+    described = f"event_action {shown(action)}" if isinstance(action, str) else "an event_action"
     known = isinstance(action, str) and action.lower() in ALERT_ACTIONS
     kind = "a PagerDuty alert event" if known else "a PagerDuty event with an event_action"
     message = (
-        f"{kind} ({shown}), not a change event: alerts belong to PagerDuty's Events API "
+        f"{kind} ({described}), not a change event: alerts belong to PagerDuty's Events API "
         "(/v2/enqueue) and open incidents; a deploy feed takes change events (/v2/change/enqueue, "
         "no event_action): skipped"
     )
@@ -295,11 +296,11 @@ def _timestamp(where: str, path: str, text: str, problems: list[Problem]) -> dat
     try:
         parsed, assumed_utc = parse_timestamp(text)
     except (ValueError, OverflowError):
-        message = f"{text[:80]!r} is not an ISO 8601 date and time such as 2026-11-29T14:05:00Z"
+        message = f"{shown(text[:80])} is not an ISO 8601 date and time such as 2026-11-29T14:05:00Z"
         problems.append(Problem(where, message, field=path, severity="error"))
         return None
     if assumed_utc:
-        problems.append(Problem(where, f"{text!r} has no UTC offset; assumed UTC", field=path))
+        problems.append(Problem(where, f"{shown(text)} has no UTC offset; assumed UTC", field=path))
     return parsed
 
 

@@ -21,6 +21,7 @@ import httpx
 
 from graph.facts import AliasClaim, Assertion, Citation, Problem, SourceFacts
 from graph.relations import DEPENDS_ON
+from sync.sources.shown import shown
 from sync.sources.textfiles import FetchError, display_name
 
 DEFAULT_BASE_URL = "https://api.pagerduty.com"
@@ -126,11 +127,13 @@ def parse_location(location: str) -> PagerDutyLocation:
     elif not (parts.scheme or parts.netloc or parts.path):
         base = DEFAULT_BASE_URL
     else:
-        raise ValueError(f"PagerDuty location {display_name(location)!r} is not an http(s) base URL")
+        raise ValueError(f"PagerDuty location {shown(display_name(location))} is not an http(s) base URL")
     query = parse_qs(parts.query, keep_blank_values=True)
     unknown = sorted(set(query) - {"services", "business_services"})
     if unknown:
-        raise ValueError(f"PagerDuty location: unknown parameter {unknown[0]!r}; use services= or business_services=")
+        raise ValueError(
+            f"PagerDuty location: unknown parameter {shown(unknown[0])}; use services= or business_services="
+        )
     seeds = {key: tuple(i.strip() for v in values for i in v.split(",") if i.strip()) for key, values in query.items()}
     if any(not ids for ids in seeds.values()):
         raise ValueError("PagerDuty location: services= or business_services= names no service id")
@@ -175,7 +178,7 @@ def _service(place: str, value: object, key: str, problems: list[Problem]) -> Se
     raw = value.get("type") if isinstance(value, Mapping) else None
     kind = _TYPES.get(raw) if isinstance(raw, str) else None
     if kind is None:
-        message = f"unknown reference type {raw!r}; {sid.strip()} is read as a technical service"
+        message = f"unknown reference type {shown(raw)}; {sid.strip()} is read as a technical service"
         problems.append(Problem(place, message, f"{key}.type"))
     return ServiceRef(sid.strip(), kind or TECHNICAL)
 

@@ -14,6 +14,7 @@ from typing import Any, cast
 from graph.facts import SourceFacts
 from sync.sources.catalog_fetch import bearer_headers
 from sync.sources.kinds import SOURCE_KINDS, SourceKind
+from sync.sources.limits import ReadLimits, reading_with
 from sync.sources.textfiles import is_url
 from sync.sources.versions import fetch_if_changed, local_version
 from sync.store.fact_codec import EncodedFacts
@@ -39,6 +40,7 @@ class SourceAccess:
 
     timeout: float = 10.0
     tokens: Mapping[str, str] = field(default_factory=dict)  # kind -> its SourceKind.token's value
+    limits: ReadLimits = ReadLimits()  # each read's byte cap and total deadline
 
     def token(self, kind: str) -> str:
         return self.tokens.get(kind, "")
@@ -64,6 +66,13 @@ def read_changed(
 
     Raises on any failure to read the source as a whole; bad parts inside it are problems.
     """
+    with reading_with(access.limits):
+        return _read_changed(spec, previous, access)
+
+
+def _read_changed(
+    spec: SourceSpec, previous: str, access: SourceAccess
+) -> tuple[SourceFacts | EncodedFacts, str] | None:
     token = access.token(spec.kind)
     if spec.kind in WALKERS:
         # A walk of an API has no version of its own; the store sees what changed.

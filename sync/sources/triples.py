@@ -20,6 +20,7 @@ from graph.relations import (
     PROVIDES_API,
     TEXT_DEPENDENCIES,
 )
+from sync.sources.shown import shown
 from sync.sources.textfiles import DEFAULT_TIMEOUT, FetchedText, fetch_text
 
 REQUIRED = ("subject", "relation", "object", "source_text")
@@ -121,14 +122,14 @@ def _parse_item(source: str, where: str, item: object, problems: list[Problem]) 
         return None
     rel, swap = normalize_relation(values["relation"])
     if not _IDENTIFIER.fullmatch(rel):
-        message = f"relation {values['relation']!r} is not a relation name"
+        message = f"relation {shown(values['relation'])} is not a relation name"
         problems.append(Problem(where, message, field="relation", severity="error"))
         return None
     if rel not in KNOWN:
-        message = f"unknown relation {rel!r}: kept, but it never propagates failure"
+        message = f"unknown relation {shown(rel)}: kept, but it never propagates failure"
         problems.append(Problem(where, message, field="relation"))
     if values["subject"].casefold() == values["object"].casefold():
-        message = f"subject and object are both {values['subject']!r}; an entity cannot relate to itself"
+        message = f"subject and object are both {shown(values['subject'])}; an entity cannot relate to itself"
         problems.append(Problem(where, message, field="object", severity="error"))
         return None
     src, dst = (values["object"], values["subject"]) if swap else (values["subject"], values["object"])

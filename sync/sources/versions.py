@@ -7,12 +7,15 @@ asked for with a conditional GET (a 304 costs no parsing), else a hash of the bo
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
+from sync.sources.folder_walk import walk_folder
+from sync.sources.limits import current_limits, too_big_message
 from sync.sources.textfiles import FetchError, display_name
 
 _CHUNK = 1 << 20
@@ -24,9 +27,11 @@ def local_version(location: str) -> str:
     if not path.exists():
         raise FetchError(f"cannot read {location}: no such file or folder")
     digest = hashlib.blake2b(digest_size=20)
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p, path))
-    for file in files:
-        digest.update(str(file.relative_to(path) if file != path else file.name).encode() + b"\0")
+    # The same walk the readers make: symlinks inside the folder followed once, loops and links out not.
+    walked = [] if path.is_file() else walk_folder(path, _not_hidden, _hidden_name, str).files
+    files = [(path.name, path)] if path.is_file() else sorted(walked)
+    for name, file in files:
+        digest.update(name.encode() + b"\0")
         with file.open("rb") as handle:
             while block := handle.read(_CHUNK):
                 digest.update(block)
@@ -34,8 +39,12 @@ def local_version(location: str) -> str:
     return f"sha:{digest.hexdigest()}"
 
 
-def _hidden(file: Path, root: Path) -> bool:
-    return any(part.startswith(".") for part in file.relative_to(root).parts)
+def _hidden_name(name: str) -> bool:
+    return name.startswith(".")
+
+
+def _not_hidden(name: str) -> bool:
+    return not name.startswith(".")
 
 
 def body_version(body: bytes) -> str:
@@ -61,17 +70,22 @@ def fetch_if_changed(
         headers["If-None-Match"] = previous[5:]
     elif previous.startswith("modified:"):
         headers["If-Modified-Since"] = previous[9:]
+    limits = current_limits()
+    deadline = time.monotonic() + limits.deadline_seconds
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=True) as client:
-            response = client.get(url, headers=headers)
+        with (
+            httpx.Client(timeout=min(timeout, limits.deadline_seconds), follow_redirects=True) as client,
+            client.stream("GET", url, headers=headers) as response,
+        ):
+            if response.status_code == 304:
+                return Fetched(name, None, previous)
+            if response.status_code >= 400:
+                raise FetchError(f"GET {name}: HTTP {response.status_code} {response.reason_phrase}")
+            content = _bounded_body(response, name, deadline, limits.max_file_bytes, limits.deadline_seconds)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise FetchError(f"GET {name}: {type(exc).__name__}: {str(exc) or 'no detail'}") from exc
-    if response.status_code == 304:
-        return Fetched(name, None, previous)
-    if response.status_code >= 400:
-        raise FetchError(f"GET {name}: HTTP {response.status_code} {response.reason_phrase}")
     try:
-        body = response.content.decode(response.encoding or "utf-8")
+        body = content.decode(response.encoding or "utf-8")
     except (UnicodeDecodeError, LookupError) as exc:
         raise FetchError(f"GET {name}: body is not text ({exc})") from exc
     if etag := response.headers.get("ETag"):
@@ -79,5 +93,23 @@ def fetch_if_changed(
     elif modified := response.headers.get("Last-Modified"):
         version = f"modified:{modified}"
     else:
-        version = body_version(response.content)
+        version = body_version(content)
     return Fetched(name, None if version == previous else body, version)
+
+
+def _bounded_body(response: httpx.Response, name: str, deadline: float, max_bytes: int, seconds: float) -> bytes:
+    """The body, cut at the byte cap and the read's total deadline: the per-read timeout alone lets a
+    server that drips a byte a second hold the read (and every sync behind it) for ever."""
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise FetchError(f"GET {name}: body {too_big_message(int(declared), max_bytes)}")
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            raise FetchError(f"GET {name}: body {too_big_message(size, max_bytes)}")
+        if time.monotonic() > deadline:
+            raise FetchError(f"GET {name}: body not received within the read deadline of {seconds:g} s")
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -26,6 +26,8 @@ import yaml
 
 from graph.facts import Problem
 from sync.collector import collector_paused
+from sync.sources.limits import current_limits, too_big_message
+from sync.sources.yaml_aliases import AliasBombError, load_all_bounded
 
 try:
     import ryml
@@ -43,6 +45,10 @@ WORKERS = 2
 # `---` at column 0 starts a document; YAML forbids it inside scalars and flow collections there.
 _DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
 _PREAMBLE_LINE = re.compile(r"[ \t]*(#.*)?|%.*")
+# What a file (or a document of it) that could not be read at all says: its earlier facts are kept.
+_READ_FAILURE = re.compile(
+    r"(not valid JSON|cannot read|binary file|not UTF-8 text|too big|document \d+ (is not valid YAML and )?was skipped)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +75,7 @@ def load_yaml(data: bytes | str, name: str, *, fast: bool = False) -> YamlDocume
         if documents is not None:
             return YamlDocuments(name, _numbered(documents))
     try:
-        return YamlDocuments(name, _numbered(list(yaml.load_all(text, Loader=_LOADER))))
+        return YamlDocuments(name, _numbered(list(load_all_bounded(text, _LOADER))))
     except Exception:  # noqa: BLE001 - any parser failure is retried document by document
         return _load_by_parts(text, name)
 
@@ -85,13 +91,34 @@ def _load_json(text: str, name: str) -> YamlDocuments:
         return YamlDocuments(name, problems=(Problem(name, "not valid JSON: nested too deeply", "", "error"),))
 
 
+def is_read_failure(problem: Problem) -> bool:
+    """Whether `problem` says its file, or a document of it, could not be read (not a bad field)."""
+    return problem.severity == "error" and _READ_FAILURE.match(problem.message) is not None
+
+
 def load_yaml_file(path: Path, name: str, *, fast: bool = False) -> YamlDocuments:
-    """Read and parse one file; an unreadable file becomes a problem."""
+    """Read and parse one file; an unreadable or oversized file becomes a problem."""
+    if (refused := oversized(path, name)) is not None:
+        return refused
     try:
         data = path.read_bytes()
     except OSError as exc:
         return YamlDocuments(name, problems=(Problem(name, f"cannot read file: {exc.strerror}", "", "error"),))
     return load_yaml(data, name, fast=fast)
+
+
+def oversized(path: Path, name: str) -> YamlDocuments | None:
+    """The problem of a file past the size limit, measured before it is read; None when it fits."""
+    limit = current_limits().max_file_bytes
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None  # reading it reports why
+    return (
+        YamlDocuments(name, problems=(Problem(name, too_big_message(size, limit), "", "error"),))
+        if size > limit
+        else None
+    )
 
 
 def load_yaml_files(
@@ -102,6 +129,8 @@ def load_yaml_files(
     with collector_paused():
         if _total_size(files) <= parallel_min_bytes:
             return [load_yaml_file(path, name) for path, name in files]
+        if any(oversized(path, name) for path, name in files):
+            return [load_yaml_file(path, name) for path, name in files]  # rare: the parent measures each
         try:
             return _load_in_workers(files)
         except (OSError, BrokenProcessPool):
@@ -121,7 +150,7 @@ def map_yaml_files(
     (or a `functools.partial` of one) and give a result that pickles cheaply.
     """
     with collector_paused():
-        if _total_size(files) <= parallel_min_bytes:
+        if _total_size(files) <= parallel_min_bytes or any(oversized(path, name) for path, name in files):
             return [convert(load_yaml_file(path, name)) for path, name in files]
         try:
             return _in_workers(functools.partial(_convert_in_worker, convert), files)
@@ -241,7 +270,7 @@ def _load_by_parts(text: str, name: str) -> YamlDocuments:
     problems: list[Problem] = []
     for first_line, part in _parts(text):
         try:
-            documents.extend(yaml.load_all(part, Loader=_LOADER))
+            documents.extend(load_all_bounded(part, _LOADER))
         except Exception as exc:  # noqa: BLE001 - PyYAML also raises ValueError, RecursionError
             documents.append(None)
             problems.append(_syntax_problem(exc, name, len(documents), first_line, part))
@@ -277,7 +306,10 @@ def _syntax_problem(exc: Exception, name: str, index: int, first_line: int, part
         char = exc.character
         shown = f"#x{char:04x}" if isinstance(char, int) else repr(char)
         detail = f"unacceptable character {shown}: {exc.reason}"
-    message = f"document {index} is not valid YAML and was skipped: {detail}"
+    if isinstance(exc, AliasBombError):
+        message = f"document {index} was skipped: {detail}"
+    else:
+        message = f"document {index} is not valid YAML and was skipped: {detail}"
     return Problem(f"{name}:{first_line + line + 1}:{column + 1}", message, "", "error")
 
 

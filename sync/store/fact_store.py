@@ -170,6 +170,15 @@ class Store:
             query = select(func.count()).where(f.c.source == name, f.c.kind != PROBLEM, f.c.valid_to.is_(None))
             return int(conn.execute(query).scalar_one())
 
+    def live_rows(self, name: str) -> list[Row]:
+        """A source's live facts as stored rows, problems aside: what a file that fails to read keeps."""
+        f = schema.facts
+        with self.engine.connect() as conn:
+            query = select(f.c.kind, f.c.fact_key, f.c.payload).where(
+                f.c.source == name, f.c.kind != PROBLEM, f.c.valid_to.is_(None)
+            )
+            return [(kind, key, payload) for kind, key, payload in conn.execute(query).all()]
+
     def retired_edge_count(self) -> int:
         """Edge facts (assertions) retired over the stored history, every source together."""
         f = schema.facts

@@ -35,12 +35,12 @@ def test_a_held_change_shows_in_graph_lag_metrics_and_one_alert_per_transition(
     [held_alert] = alerts()
     shown = text_of(held_alert)
     assert f"source {name} is stale (change held for review)" in shown
-    assert "would drop 3 of 13 facts (limit 20%)" in shown and "services.yaml:19:" in shown
+    assert "would drop 3 of 13 facts (limit 20%)" in shown and "services.yaml#2" in shown
 
     bot.command("/graph-lag", "", fake_slack.response_url("lag"), user=ADMIN)
     lag = text_of(only_response(fake_slack, "lag"))
     assert f"graph is stale*: {name} (held)" in lag and f"⏸ HELD *{name}*" in lag
-    assert "change held for review: would drop 3 of 13 facts" in lag and "services.yaml:19:" in lag
+    assert "change held for review: would drop 3 of 13 facts" in lag and "services.yaml#2" in lag
     assert "all sources fresh" not in lag
 
     samples = scrape_until(bot, lambda s: value(s, "oncall_graph_source_held", source=name) == 1.0)

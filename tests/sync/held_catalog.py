@@ -1,7 +1,8 @@
 """A small Backstage catalog in two files, and the edit that breaks one document of it.
 
-Breaking the `payments` document drops three of its thirteen facts: held under a 20% limit
-(ONCALL_GRAPH_MAX_DROP=0.2), with the YAML error (file, line, column) as the problem behind it.
+Misspelling the `payments` document's kind drops three of its thirteen facts: held under a 20%
+limit (ONCALL_GRAPH_MAX_DROP=0.2), with the skipped document (file, document, field) as the
+problem behind it. (A file that is not valid YAML keeps its last good facts instead: test_kept_files.)
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ CHAIN = [("checkout", "payments"), ("payments", "ledger"), ("ledger", "postgres"
 
 
 def _component(name: str, dependency: str, *, broken: bool = False) -> str:
-    # An unclosed flow sequence: the document is skipped with the parser's line and column.
-    depends = f"[component:{dependency}" if broken else f"[component:{dependency}]"
+    # A kind no catalog has: the document is read, and skipped with a problem naming its field.
+    kind = "Componnet" if broken else "Component"
     return (
-        f"apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: {name}\nspec:\n"
-        f"  type: service\n  lifecycle: production\n  owner: group:platform\n  dependsOn: {depends}\n"
+        f"apiVersion: backstage.io/v1alpha1\nkind: {kind}\nmetadata:\n  name: {name}\nspec:\n"
+        f"  type: service\n  lifecycle: production\n  owner: group:platform\n  dependsOn: [component:{dependency}]\n"
     )
 
 

@@ -47,7 +47,7 @@ def test_a_held_change_keeps_ageing_from_the_last_applied_one_and_names_its_prob
     [lag] = judge([state.mark()], clock(), StalePolicy(interval=3600)).sources
     assert (lag.state, lag.ok, lag.stale, lag.age_seconds) == (HELD, False, False, 1200.0)  # held, not overdue
     [problem] = lag.problems
-    assert "services.yaml:19:" in problem and "not valid YAML" in problem
+    assert "services.yaml#2" in problem and "is not read: skipped" in problem
     # Answers judge the snapshot's own marks: the held change reaches them too.
     snapshot = ref.current()
     assert snapshot is not None and "component:default/payments" in snapshot.entities  # the old facts answer
@@ -96,7 +96,7 @@ def test_the_lag_alert_fires_once_when_a_source_is_held_and_once_when_it_recover
         service.tick()
     [held] = notifier.transitions
     assert (held.stale, held.lag.state, held.at) == (True, HELD, T0 + timedelta(seconds=60))
-    assert "services.yaml:19:" in held.lag.problems[0]
+    assert "services.yaml#2" in held.lag.problems[0]
     write_catalog(tmp_path / "catalog")
     clock.advance(seconds=60)
     service.tick()

@@ -1,0 +1,127 @@
+"""A file of a folder source that fails to read keeps its last good facts and makes the source fail.
+
+A copy of examples/acme's catalog, where `redis` lives in `catalog/edge.yaml`, on a real SQLite
+file and a real PostgreSQL database.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from graph.freshness import FAILING, OK, StalePolicy, judge
+from graph.snapshot import SnapshotRef
+from sync.refresh import APPLIED, FAILED, load_snapshot, sync_once
+from sync.sources.limits import ReadLimits
+from sync.sources.registry import SourceAccess, SourceSpec
+from sync.store.fact_store import Store, source_marks
+from tests.sync.sources.test_yaml_alias_bound import bomb
+
+ACME = Path(__file__).resolve().parents[2] / "examples" / "acme" / "catalog"
+T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+REDIS = "resource:default/redis"
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    shutil.copytree(ACME, tmp_path / "catalog")
+    return tmp_path / "catalog"
+
+
+def sync(store: Store, catalog: Path, minutes: int, limits: ReadLimits | None = None) -> tuple[str, str]:
+    spec = SourceSpec("catalog", str(catalog))
+    access = SourceAccess(timeout=2.0, limits=limits or ReadLimits())
+    report = sync_once([spec], store, SnapshotRef(), lambda: T0 + timedelta(minutes=minutes), access=access)
+    [outcome] = report.outcomes
+    return outcome.outcome, outcome.error
+
+
+def has_redis(store: Store) -> bool:
+    """Whether redis is defined (not only a placeholder for the refs that name it), by edge.yaml."""
+    snapshot = load_snapshot(store, lambda: T0)
+    redis = snapshot.entities.get(REDIS) if snapshot is not None else None
+    return redis is not None and not redis.placeholder and redis.citation.locator.startswith("catalog/edge.yaml")
+
+
+def verdict(store: Store, minutes: int) -> str:
+    [lag] = judge(
+        source_marks(store.source_states().values()).values(), T0 + timedelta(minutes=minutes), StalePolicy()
+    ).sources
+    return lag.state
+
+
+BROKEN = {
+    "invalid YAML": "apiVersion: backstage.io/v1alpha1\nkind: Resource\nmetadata: {name: redis\n",
+    "emptied": "",
+    "comments only": "# emptied by a bad merge\n",
+    "an alias bomb": bomb(),
+}
+
+
+@pytest.mark.parametrize("content", BROKEN.values(), ids=BROKEN.keys())
+def test_a_broken_file_keeps_its_entities_and_the_source_fails_naming_it(
+    store: Store, catalog: Path, content: str
+) -> None:
+    assert sync(store, catalog, 0) == (APPLIED, "")
+    (catalog / "edge.yaml").write_text(content)
+    outcome, error = sync(store, catalog, 5)
+    assert outcome == FAILED
+    assert "catalog/edge.yaml" in error and "last good facts kept" in error
+    assert has_redis(store)
+    assert verdict(store, 5) == FAILING
+    assert store.source_states()[f"catalog:{catalog}"].last_error == error
+    # Still broken at the next sync: read again (no stored version makes it look unchanged), still failing.
+    assert sync(store, catalog, 10)[0] == FAILED
+    assert verdict(store, 10) == FAILING and has_redis(store)
+    shutil.copy(ACME / "edge.yaml", catalog / "edge.yaml")
+    assert sync(store, catalog, 15) == (APPLIED, "")
+    assert verdict(store, 15) == OK and has_redis(store)
+
+
+def test_a_broken_document_keeps_the_whole_file_as_it_last_read(store: Store, catalog: Path) -> None:
+    sync(store, catalog, 0)
+    with (catalog / "edge.yaml").open("a") as handle:
+        handle.write("---\nkind: Component\nmetadata: [unclosed\n")
+    outcome, error = sync(store, catalog, 5)
+    assert outcome == FAILED and "catalog/edge.yaml:62:11" in error and "not valid YAML" in error
+    assert has_redis(store)
+
+
+def test_other_files_still_apply_while_one_is_broken(store: Store, catalog: Path) -> None:
+    sync(store, catalog, 0)
+    (catalog / "edge.yaml").write_text("{{{")
+    extra = "apiVersion: backstage.io/v1alpha1\nkind: Resource\nmetadata: {name: memcached}\nspec: {type: cache}\n"
+    (catalog / "cache.yaml").write_text(extra)
+    assert sync(store, catalog, 5)[0] == FAILED
+    snapshot = load_snapshot(store, lambda: T0)
+    assert snapshot is not None
+    assert "resource:default/memcached" in snapshot.entities and REDIS in snapshot.entities
+
+
+def test_an_oversized_file_is_skipped_and_keeps_its_facts(store: Store, catalog: Path) -> None:
+    limits = ReadLimits(max_file_bytes=64 * 1024)
+    sync(store, catalog, 0, limits)
+    with (catalog / "edge.yaml").open("a") as handle:
+        handle.write("# padding\n" * 10_000)
+    outcome, error = sync(store, catalog, 5, limits)
+    assert outcome == FAILED and "too big" in error and "catalog/edge.yaml" in error
+    assert has_redis(store)
+
+
+def test_a_deleted_file_retires_its_entities(store: Store, catalog: Path) -> None:
+    sync(store, catalog, 0)
+    (catalog / "edge.yaml").unlink()
+    assert sync(store, catalog, 5) == (APPLIED, "")
+    assert not has_redis(store)
+    assert verdict(store, 5) == OK
+
+
+def test_a_new_broken_file_with_nothing_to_keep_still_fails_the_source(store: Store, catalog: Path) -> None:
+    sync(store, catalog, 0)
+    (catalog / "new.yaml").write_text("kind: [oops\n")
+    outcome, error = sync(store, catalog, 5)
+    assert outcome == FAILED and "catalog/new.yaml" in error and "no earlier facts to keep" in error
+    assert has_redis(store)
