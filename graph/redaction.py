@@ -57,28 +57,37 @@ def hidden_name_index(snapshot: Snapshot) -> Mapping[str, frozenset[str]]:
     return index
 
 
+def hidden_names(snapshot: Snapshot, viewer: Viewer) -> frozenset[str]:
+    """Every name and alias (as canonical words) of the entities hidden from this viewer."""
+    index = hidden_name_index(snapshot)
+    return frozenset(key for ref in hidden_from(snapshot, viewer) for key in index[ref])
+
+
 def names_hidden(snapshot: Snapshot, text: str, viewer: Viewer) -> bool:
     """Whether `text` names (by any name or alias) an entity hidden from this viewer."""
-    hidden = hidden_from(snapshot, viewer)
-    if not hidden or not text:
-        return False
-    words = f" {' '.join(name_words(text))} "
-    index = hidden_name_index(snapshot)
-    return any(f" {key} " in words for ref in hidden for key in index[ref])
+    return _names_any(text, hidden_names(snapshot, viewer))
 
 
 def passage_hidden(snapshot: Snapshot, passage: Passage, viewer: Viewer) -> bool:
     """A passage whose file, section path or text names a hidden entity."""
+    names = hidden_names(snapshot, viewer)
     parts = (passage.locator, passage.document, *passage.headings, passage.heading, passage.text)
-    return any(names_hidden(snapshot, part, viewer) for part in parts)
+    return any(_names_any(part, names) for part in parts)
 
 
-def citation_hidden(snapshot: Snapshot, citation: Citation, viewer: Viewer) -> bool:
-    """A citation whose locator, quoted sentence or runbook section names a hidden entity."""
-    if names_hidden(snapshot, citation.locator, viewer) or names_hidden(snapshot, citation.text, viewer):
+def _citation_hidden(snapshot: Snapshot, citation: Citation, names: frozenset[str]) -> bool:
+    """A citation whose locator, quoted sentence or runbook section names one of `names`."""
+    if _names_any(citation.locator, names) or _names_any(citation.text, names):
         return True
     section = _section(snapshot, citation)
-    return section is not None and any(names_hidden(snapshot, h, viewer) for h in section.headings)
+    return section is not None and any(_names_any(h, names) for h in section.headings)
+
+
+def _names_any(text: str, names: frozenset[str]) -> bool:
+    if not names or not text:
+        return False
+    words = f" {' '.join(name_words(text))} "
+    return any(f" {key} " in words for key in names)
 
 
 def redact_path(
@@ -98,10 +107,11 @@ def redact_path(
 def redact_edge(snapshot: Snapshot, edge: EdgeFacts, viewer: Viewer) -> EdgeFacts:
     """The edge as this viewer may read it: citations naming a hidden entity read HIDDEN_SOURCE,
     an API it was derived through that is hidden is dropped."""
-    if not hidden_from(snapshot, viewer):
+    names = hidden_names(snapshot, viewer)
+    if not names:
         return edge
     citations = tuple(
-        Citation(c.source, HIDDEN_SOURCE, c.unit, "", c.extracted) if citation_hidden(snapshot, c, viewer) else c
+        Citation(c.source, HIDDEN_SOURCE, c.unit, "", c.extracted) if _citation_hidden(snapshot, c, names) else c
         for c in edge.citations
     )
     via = tuple(api for api in edge.via if can_see(snapshot, api, viewer))
@@ -116,7 +126,8 @@ def section_index(snapshot: Snapshot) -> Mapping[str, tuple[tuple[int, ...], tup
     index: Mapping[str, tuple[tuple[int, ...], tuple[Passage, ...]]] | None = snapshot.derived.get(_SECTIONS)
     if index is None:
         grouped: dict[str, list[Passage]] = defaultdict(list)
-        for passage in snapshot.passages:
+        # Only a citation naming a hidden entity is looked up here: with nothing hidden, nothing to index.
+        for passage in snapshot.passages if restricted_refs(snapshot) else ():
             grouped[passage.document].append(passage)
         sections = {}
         for name, found in grouped.items():
