@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.pagerduty.payload import Incident
-from bot.slack.blocks.kit import FALLBACK_CHARS, SlackMessage, clip, escape, link, section
+from bot.slack.blocks.kit import SlackMessage, clip, escape, headed, link, section
 
 TITLE_CHARS = 200
 SERVICE_CHARS = 100
@@ -23,9 +23,7 @@ def format_incident_post(incident: Incident, answer: SlackMessage) -> SlackMessa
     blocks = answer.blocks
     at = 1 if blocks and blocks[0].get("type") == "header" else 0
     title = clip(incident.title or incident.id, TITLE_CHARS)
-    # `answer.text` left `message` escaped; the title is source text and is escaped here.
-    text = clip(f"PagerDuty incident: {escape(title)} · {answer.text}", FALLBACK_CHARS)
-    return replace(answer, text=text, blocks=(*blocks[:at], line, *blocks[at:]))
+    return replace(headed(answer, f"PagerDuty incident: {title}"), blocks=(*blocks[:at], line, *blocks[at:]))
 
 
 def incident_line(incident: Incident) -> str:

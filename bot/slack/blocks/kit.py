@@ -64,6 +64,11 @@ def message(text: str, blocks: Iterable[Block], full_text: Callable[[], Iterable
     return SlackMessage(escape(clip(text, FALLBACK_CHARS)), tuple(blocks), full_text)
 
 
+def headed(msg: SlackMessage, words: str) -> SlackMessage:
+    """`msg` with plain words put before its notification text, escaped as `message` escapes it."""
+    return replace(msg, text=clip(f"{escape(words)} · {msg.text}", FALLBACK_CHARS))
+
+
 def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -134,7 +134,7 @@ def deploy_line(suspect: SuspectDeploy, now: datetime) -> str:
     what = " ".join(
         part
         for part in (
-            labelled_link(d.url, clip(d.id, FIELD_CHARS)) if d.url else escape(clip(d.id, FIELD_CHARS)),
+            labelled_link(d.url, clip(d.id, FIELD_CHARS)),
             escape(clip(d.version, FIELD_CHARS)),
             f"[{escape(clip(d.git_ref, FIELD_CHARS))}]" if d.git_ref else "",
             f"({escape(clip(d.environment, FIELD_CHARS))})" if d.environment else "",
