@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from sync.sources.yaml_documents import load_yaml, load_yaml_files
+from sync.sources.reading.yaml_documents import load_yaml, load_yaml_files
 
 SAMPLE_EVERY = 10  # files compared with PyYAML's result
 PURE_EVERY = 50  # files parsed by the pure-Python loader (2%)

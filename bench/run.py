@@ -177,7 +177,7 @@ def measure_scenario(catalog: Catalog, runs: int, *, load_only: bool = False) ->
 def _time_parsing() -> dict[str, float]:
     """Time spent in the YAML loader during `read_catalog`, by wrapping it wherever it was imported."""
     import sync.sources.catalog  # noqa: F401 - imports the modules that import the loader
-    import sync.sources.yaml_documents as yaml_documents
+    import sync.sources.reading.yaml_documents as yaml_documents
 
     timings: dict[str, float] = {}
     inner: Callable[..., Any] = yaml_documents.load_yaml_files

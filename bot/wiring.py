@@ -18,7 +18,7 @@ from bot.model.ports import Explainer, QuestionReader
 from bot.settings import Settings
 from graph.snapshot import Snapshot, SnapshotRef
 from graph.warm import warm
-from sync.sources.limits import ReadLimits
+from sync.sources.reading.limits import ReadLimits
 from sync.sources.registry import SourceAccess
 from sync.store.database import make_engine, migrate
 from sync.store.fact_store import Store

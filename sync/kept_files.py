@@ -16,9 +16,9 @@ from pathlib import Path
 import orjson
 
 from graph.facts import Problem, SourceFacts
+from sync.sources.reading.textfiles import is_url
+from sync.sources.reading.yaml_documents import is_read_failure
 from sync.sources.registry import WALKERS, SourceSpec
-from sync.sources.textfiles import is_url
-from sync.sources.yaml_documents import is_read_failure
 from sync.store.fact_codec import PROBLEM, EncodedFacts, Row, encode_rows
 
 SHOWN_FILES = 3  # files named in the source's error; the rest are counted

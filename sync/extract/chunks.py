@@ -15,9 +15,9 @@ from functools import cached_property
 
 from graph.facts import Problem
 from graph.review import ChunkRef
+from sync.sources.reading.textfiles import FetchError, fetch_text
 from sync.sources.runbook_text import Line, split_paragraphs
 from sync.sources.runbooks import find_runbooks
-from sync.sources.textfiles import FetchError, fetch_text
 
 MAX_CHUNK_CHARS = 6_000  # about 1,500 tokens: small enough that evidence checks stay sharp
 

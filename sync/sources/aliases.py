@@ -9,9 +9,9 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from graph.facts import AliasClaim, Citation, Problem, SourceFacts
 from graph.naming.refs import KINDS, RefError, format_ref, split_ref
-from sync.sources.shown import shown
-from sync.sources.textfiles import DEFAULT_TIMEOUT, FetchedText, fetch_text
-from sync.sources.yaml_aliases import compose_bounded
+from sync.sources.reading.shown import shown
+from sync.sources.reading.textfiles import DEFAULT_TIMEOUT, FetchedText, fetch_text
+from sync.sources.reading.yaml_aliases import compose_bounded
 
 # The C loader is ~10x faster; both give the same nodes and marks.
 _LOADER: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -30,8 +30,8 @@ from sync.sources.catalog_fetch import (
 )
 from sync.sources.catalog_refs import KIND_FIELDS, RefReadings, parse_ref_edges, unread_ref_fields
 from sync.sources.catalog_relations import stated_relations, unstated_by_spec
-from sync.sources.shown import shown
-from sync.sources.yaml_documents import PARALLEL_MIN_BYTES, YamlDocuments, map_yaml_files
+from sync.sources.reading.shown import shown
+from sync.sources.reading.yaml_documents import PARALLEL_MIN_BYTES, YamlDocuments, map_yaml_files
 from sync.store.fact_codec import ALIAS, ASSERTION, ENTITY, PROBLEM, EncodedFacts, Row, RowWriter
 
 __all__ = [

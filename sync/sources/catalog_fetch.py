@@ -16,10 +16,10 @@ import httpx
 
 from graph.facts import Problem
 from graph.naming.refs import RefError, format_ref, split_ref
-from sync.sources.folder_walk import walk_folder
-from sync.sources.shown import shown
-from sync.sources.textfiles import display_name
-from sync.sources.yaml_documents import YamlDocuments, load_yaml, load_yaml_files
+from sync.sources.reading.folder_walk import walk_folder
+from sync.sources.reading.shown import shown
+from sync.sources.reading.textfiles import display_name
+from sync.sources.reading.yaml_documents import YamlDocuments, load_yaml, load_yaml_files
 
 API_PATH = "/api/catalog/entities"
 CATALOG_SUFFIXES = (".yaml", ".yml", ".json")

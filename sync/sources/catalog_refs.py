@@ -19,7 +19,7 @@ from graph.relations import (
     PART_OF,
     PROVIDES_API,
 )
-from sync.sources.shown import shown
+from sync.sources.reading.shown import shown
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 import httpx
 
 from graph.facts import Citation, Deploy, Problem, SourceFacts
-from sync.sources.shown import shown
-from sync.sources.textfiles import DEFAULT_TIMEOUT, FetchedText, fetch_text
+from sync.sources.reading.shown import shown
+from sync.sources.reading.textfiles import DEFAULT_TIMEOUT, FetchedText, fetch_text
 
 ACCEPT = "application/x-ndjson, application/jsonl, application/json;q=0.9, */*;q=0.1"
 PAGERDUTY_SUMMARY_LIMIT = 1024

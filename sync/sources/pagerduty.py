@@ -21,8 +21,8 @@ import httpx
 
 from graph.facts import AliasClaim, Assertion, Citation, Problem, SourceFacts
 from graph.relations import DEPENDS_ON
-from sync.sources.shown import shown
-from sync.sources.textfiles import FetchError, display_name
+from sync.sources.reading.shown import shown
+from sync.sources.reading.textfiles import FetchError, display_name
 
 DEFAULT_BASE_URL = "https://api.pagerduty.com"
 ACCEPT = "application/vnd.pagerduty+json;version=2"

@@ -14,8 +14,8 @@ from typing import Any, cast
 from graph.facts import SourceFacts
 from sync.sources.catalog_fetch import bearer_headers
 from sync.sources.kinds import SOURCE_KINDS, SourceKind
-from sync.sources.limits import ReadLimits, reading_with
-from sync.sources.textfiles import is_url
+from sync.sources.reading.limits import ReadLimits, reading_with
+from sync.sources.reading.textfiles import is_url
 from sync.sources.versions import fetch_if_changed, local_version
 from sync.store.fact_codec import EncodedFacts
 

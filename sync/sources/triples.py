@@ -20,8 +20,8 @@ from graph.relations import (
     PROVIDES_API,
     TEXT_DEPENDENCIES,
 )
-from sync.sources.shown import shown
-from sync.sources.textfiles import DEFAULT_TIMEOUT, FetchedText, fetch_text
+from sync.sources.reading.shown import shown
+from sync.sources.reading.textfiles import DEFAULT_TIMEOUT, FetchedText, fetch_text
 
 REQUIRED = ("subject", "relation", "object", "source_text")
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import httpx
 
-from sync.sources.folder_walk import walk_folder
-from sync.sources.limits import current_limits, too_big_message
-from sync.sources.textfiles import FetchError, display_name
+from sync.sources.reading.folder_walk import walk_folder
+from sync.sources.reading.limits import current_limits, too_big_message
+from sync.sources.reading.textfiles import FetchError, display_name
 
 _CHUNK = 1 << 20
 

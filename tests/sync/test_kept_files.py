@@ -15,7 +15,7 @@ import pytest
 from graph.freshness import FAILING, OK, StalePolicy, judge
 from graph.snapshot import SnapshotRef
 from sync.refresh import APPLIED, FAILED, load_snapshot, sync_once
-from sync.sources.limits import ReadLimits
+from sync.sources.reading.limits import ReadLimits
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_store import Store, source_marks
 from tests.sync.sources.test_yaml_alias_bound import bomb

@@ -13,7 +13,7 @@ import pytest
 
 from graph.snapshot import SnapshotRef
 from sync.refresh import APPLIED, FAILED, sync_once
-from sync.sources.limits import ReadLimits
+from sync.sources.reading.limits import ReadLimits
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_store import Store
 from tests.fakes.http_source import source_server

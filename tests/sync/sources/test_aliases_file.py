@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from graph.facts import SourceFacts
 from sync.sources.aliases import parse_aliases, read_aliases
-from sync.sources.textfiles import FetchError
+from sync.sources.reading.textfiles import FetchError
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "aliases"
 

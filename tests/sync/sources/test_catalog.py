@@ -24,7 +24,7 @@ from sync.sources.catalog import (
     read_catalog,
 )
 from sync.sources.catalog_fetch import entity_list
-from sync.sources.yaml_documents import _load_with_ryml, load_yaml, load_yaml_files
+from sync.sources.reading.yaml_documents import _load_with_ryml, load_yaml, load_yaml_files
 
 DATA = Path(__file__).parent.parent.parent / "data" / "catalog"
 REFERENCE = DATA / "reference"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from graph.facts import Deploy, Problem, SourceFacts
 from sync.sources.deploys import parse_deploys, parse_timestamp, read_deploys
-from sync.sources.textfiles import FetchError
+from sync.sources.reading.textfiles import FetchError
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "deploys"
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from graph.facts import Assertion, SourceFacts
 from graph.relations import propagates
-from sync.sources.textfiles import FetchError
+from sync.sources.reading.textfiles import FetchError
 from sync.sources.triples import normalize_relation, parse_triples, read_triples
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "triples"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from sync.sources.aliases import parse_aliases
 from sync.sources.catalog import read_catalog
-from sync.sources.shown import MAX_CHARS, shown
-from sync.sources.yaml_documents import load_yaml
+from sync.sources.reading.shown import MAX_CHARS, shown
+from sync.sources.reading.yaml_documents import load_yaml
 
 GOOD = """\
 apiVersion: backstage.io/v1alpha1

@@ -26,8 +26,8 @@ import yaml
 
 from graph.facts import Problem
 from sync.collector import collector_paused
-from sync.sources.limits import current_limits, too_big_message
-from sync.sources.yaml_aliases import AliasBombError, load_all_bounded
+from sync.sources.reading.limits import current_limits, too_big_message
+from sync.sources.reading.yaml_aliases import AliasBombError, load_all_bounded
 
 try:
     import ryml
