@@ -15,6 +15,7 @@ _WINDOW_LIKE = re.compile(
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 SHORTEST, LONGEST = timedelta(minutes=1), timedelta(days=365)
 ALLOWED = "from 1 minute to 1 year (1m … 365d)"
+_EXPECTED = f"expected a window such as 6h, 30m or 2d, {ALLOWED}"
 
 
 def parse_instant(text: str) -> datetime:
@@ -37,16 +38,14 @@ def parse_window(text: str) -> timedelta:
         return check_window(float(text) * 3600, text)
     match = _WINDOW.match(text)
     if not match:
-        if looks_like_window(text):
-            raise ValueError(f"the window must be {ALLOWED}, got {_shown(text)}")
-        raise ValueError(f"expected a window such as 6h, 30m or 2d, got {_shown(text)}")
+        raise ValueError(f"{_EXPECTED}; got {_shown(text)}")
     return check_window(float(match.group(1)) * _UNITS[match.group(2)[0].lower()], text)
 
 
 def check_window(seconds: float, text: str) -> timedelta:
     """The window of `seconds`, or ValueError naming the allowed range (never an OverflowError)."""
     if not math.isfinite(seconds) or not SHORTEST.total_seconds() <= seconds <= LONGEST.total_seconds():
-        raise ValueError(f"the window must be {ALLOWED}, got {_shown(text)}")
+        raise ValueError(f"{_EXPECTED}; got {_shown(text)}")
     return timedelta(seconds=seconds)
 
 
