@@ -13,6 +13,24 @@ from prometheus_client import CollectorRegistry, make_wsgi_app
 
 StartResponse = Callable[..., Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+MAX_BODY = 1024 * 1024  # every handler reads at most this much of a body (413 past it)
+# waitress refuses anything past this itself, unread; below it a handler's own 413 is recorded
+# where its sender looks (a deploy webhook's refusal shows in /graph-lag).
+SERVER_BODY_CAP = 2 * MAX_BODY
+
+
+def read_capped(environ: Mapping[str, Any], limit: int) -> bytes | None:
+    """The raw body, exactly as sent (signatures are over these bytes); None when over `limit`,
+    read no further than `limit + 1` bytes whatever the Content-Length claims (or chunked: none)."""
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or -1)
+    except ValueError:
+        length = -1
+    if length > limit:
+        return None
+    stream = environ["wsgi.input"]
+    raw: bytes = stream.read(length) if length >= 0 else stream.read(limit + 1)
+    return raw if len(raw) <= limit else None
 
 
 def json_response(start_response: StartResponse, status: str, body: dict[str, Any]) -> list[bytes]:
@@ -42,9 +60,11 @@ def build_wsgi(
     registry: CollectorRegistry,
     pagerduty: WsgiApp | None = None,
     webhooks: Mapping[str, WsgiApp] | None = None,
+    metrics_here: bool = True,
 ) -> WsgiApp:
-    """`health()` returns a dict with `ready`; /healthz answers 503 until a snapshot is loaded."""
-    metrics = make_wsgi_app(registry)
+    """`health()` returns a dict with `ready`; /healthz answers 503 until a snapshot is loaded.
+    With `metrics_here` false, /metrics is served only by `metrics_wsgi` on its own port."""
+    metrics = metrics_wsgi(registry) if metrics_here else None
     pushed = dict(webhooks or {})  # path -> app of each deploy webhook that is on
 
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
@@ -58,9 +78,22 @@ def build_wsgi(
         if path == "/healthz":
             state = health()
             return json_response(start_response, "200 OK" if state.get("ready") else "503 Service Unavailable", state)
-        if path == "/metrics":
+        if path == "/metrics" and metrics is not None:
             body: Iterable[bytes] = metrics(environ, start_response)
             return body
         return json_response(start_response, "404 Not Found", {"error": "not found"})
+
+    return app
+
+
+def metrics_wsgi(registry: CollectorRegistry) -> WsgiApp:
+    """/metrics alone (anything else 404): for the main port, or the metrics port of its own."""
+    exposition = make_wsgi_app(registry)
+
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("PATH_INFO", "") != "/metrics":
+            return json_response(start_response, "404 Not Found", {"error": "not found"})
+        body: Iterable[bytes] = exposition(environ, start_response)
+        return body
 
     return app

@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 from collections.abc import Sequence
 from types import FrameType
 from typing import Any
@@ -18,7 +19,7 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from waitress.server import create_server
 
-from bot.http import WsgiApp, build_wsgi, counted_while_handled
+from bot.http import SERVER_BODY_CAP, WsgiApp, build_wsgi, counted_while_handled, metrics_wsgi
 from bot.pagerduty.webhook import build_webhook
 from bot.query.lag import answer_lag
 from bot.render.png import PictureRenderer
@@ -29,6 +30,7 @@ from bot.slack.attachments import Attachments
 from bot.slack.blocks.review import EDGES_SHOWN
 from bot.slack.deps import BotDeps
 from bot.slack.lag_alerts import SlackLagNotifier
+from bot.slack.requests import guarded
 from bot.telemetry.log_format import configure_logging
 from bot.telemetry.metrics import Metrics
 from bot.telemetry.sync_telemetry import SyncTelemetry
@@ -152,8 +154,8 @@ def slack_frontend(settings: Settings, deps: BotDeps) -> tuple[WsgiApp | None, S
     app = build_app(deps, client=client, signing_secret=settings.slack_signing_secret or "unused-in-socket-mode")
     if settings.slack_app_token:
         return None, SocketModeHandler(app, settings.slack_app_token), client
-    handler = SlackRequestHandler(app)
-    return handler, None, client
+    # Size, signature and shape are checked before Bolt parses anything (bot/slack/requests.py).
+    return guarded(SlackRequestHandler(app), settings.slack_signing_secret), None, client
 
 
 def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
@@ -189,12 +191,24 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     slack = counted_while_handled(slack_http, deps.work_slots.arriving) if slack_http is not None else None
     intake = PushIntake(store, clock, refresh=service.catch_up, replica=replica_name())  # deploys pushed in
     webhooks = build_deploy_webhooks(settings, intake)
+    own_metrics = settings.metrics_port is not None
     wsgi = build_wsgi(
-        slack, health=lambda: health(ref, store), registry=registry, pagerduty=pagerduty, webhooks=webhooks
+        slack, health=lambda: health(ref, store), registry=registry, pagerduty=pagerduty, webhooks=webhooks,
+        metrics_here=not own_metrics,
+    )  # fmt: skip
+    # waitress answers 413 itself for a body over the cap, chunked or not, before reading the rest.
+    server = create_server(
+        wsgi, host="0.0.0.0", port=settings.port, threads=HTTP_THREADS, max_request_body_size=SERVER_BODY_CAP
     )
-    server = create_server(wsgi, host="0.0.0.0", port=settings.port, threads=HTTP_THREADS)
     port = getattr(server, "effective_port", settings.port)  # one listening socket: the port it really got
-    log.info("listening on http://127.0.0.1:%s (/slack/events, /healthz, /metrics)", port)
+    metrics_server = None
+    if settings.metrics_port is not None:
+        metrics_server = create_server(
+            metrics_wsgi(registry), host="0.0.0.0", port=settings.metrics_port, threads=2, max_request_body_size=1024
+        )
+        threading.Thread(target=metrics_server.run, name="metrics-http", daemon=True).start()
+        log.info("metrics on http://127.0.0.1:%s/metrics", getattr(metrics_server, "effective_port", "?"))
+    log.info("listening on http://127.0.0.1:%s (/slack/events, /healthz%s)", port, "" if own_metrics else ", /metrics")
     if socket_mode is not None:
         socket_mode.connect()  # type: ignore[no-untyped-call]
         log.info("connected to Slack in Socket Mode")
@@ -208,6 +222,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     try:
         server.run()
     finally:
+        if metrics_server is not None:
+            metrics_server.close()
         if socket_mode is not None:
             socket_mode.close()  # type: ignore[no-untyped-call]
         if pagerduty is not None:

@@ -62,6 +62,8 @@ class Settings(_SourceSettings):
     watch_channels: str = Field("", validation_alias="ONCALL_GRAPH_WATCH_CHANNELS")
     alert_bots: str = Field("PagerDuty", validation_alias="ONCALL_GRAPH_ALERT_BOTS")
     port: int = Field(3000, validation_alias="PORT")
+    # Unset: /metrics on PORT with everything else. Set: /metrics only there, and PORT no longer serves it.
+    metrics_port: int | None = Field(None, ge=0, le=65535, validation_alias="ONCALL_GRAPH_METRICS_PORT")
     anthropic_api_key: str = Field("", validation_alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str = Field("", validation_alias="ANTHROPIC_BASE_URL")
     # `oncall-graph extract` only: it forces one tool call per chunk, so the model must accept a forced tool choice.

@@ -324,6 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             from bot.main import serve
 
+            if args.metrics_port is not None:
+                settings = settings.model_copy(update={"metrics_port": args.metrics_port})
             return serve(settings, specs, store)
         if args.command == "mcp":
             return run_mcp(args, specs, store, settings, err)

@@ -28,6 +28,12 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise ValueError(f"expected a port number 0-65535, got {text[:40]!r}")
+    return int(text)
+
+
 def given_sources(args: argparse.Namespace, kinds: Sequence[SourceKind] = SOURCE_KINDS) -> list[tuple[str, str]]:
     """(kind, location) of each source option given, in the kinds' order."""
     given = []
@@ -71,7 +77,13 @@ def build_parser(kinds: Sequence[SourceKind] = SOURCE_KINDS) -> argparse.Argumen
     sync.add_argument("--accept", metavar="SOURCE", action="append", default=[], help="apply a held change")
     commands.add_parser("lag", help="how fresh each source is")
     commands.add_parser("migrate", help="bring the database schema to the latest revision, then exit")
-    commands.add_parser("serve", help="the Slack bot with the sync scheduler")
+    serve = commands.add_parser("serve", help="the Slack bot with the sync scheduler")
+    serve.add_argument(
+        "--metrics-port",
+        type=_typed(_port),
+        metavar="PORT",
+        help="serve /metrics on this port of its own, not on PORT (default: ONCALL_GRAPH_METRICS_PORT)",
+    )
     extract = commands.add_parser("extract", help="propose relations from documents with a model, held for review")
     extract.add_argument(
         "--docs",

@@ -49,6 +49,8 @@ def parse_webhook(body: bytes) -> WebhookEvent:
         raise WebhookPayloadError(f"body is not UTF-8 (byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
         raise WebhookPayloadError(f"body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except RecursionError:
+        raise WebhookPayloadError("body is not JSON we read: nested too deep") from None
     event = _object(document, "event", "") if isinstance(document, Mapping) else None
     if event is None:
         raise WebhookPayloadError('body: expected a JSON object with an "event" object')

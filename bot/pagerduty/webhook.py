@@ -22,7 +22,7 @@ from typing import Any
 
 from slack_sdk import WebClient
 
-from bot.http import StartResponse, json_response
+from bot.http import StartResponse, json_response, read_capped
 from bot.pagerduty.channel import parse_channel_map
 from bot.pagerduty.incident_reply import FAILED, IncidentRouting, answer_incident
 from bot.pagerduty.payload import Incident, WebhookPayloadError, parse_webhook
@@ -98,15 +98,7 @@ class PagerDutyWebhook:
 
 def _read_body(environ: dict[str, Any]) -> bytes | None:
     """The raw body, exactly as sent (the signature is over these bytes); None when over MAX_BODY."""
-    try:
-        length = int(environ.get("CONTENT_LENGTH") or -1)
-    except ValueError:
-        length = -1
-    if length > MAX_BODY:
-        return None
-    stream = environ["wsgi.input"]
-    raw: bytes = stream.read(length) if length >= 0 else stream.read(MAX_BODY + 1)
-    return raw if len(raw) <= MAX_BODY else None
+    return read_capped(environ, MAX_BODY)
 
 
 def build_webhook(settings: Settings, deps: BotDeps, client: WebClient | None) -> PagerDutyWebhook | None:

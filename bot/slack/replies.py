@@ -5,13 +5,12 @@ No Slack client here: handlers deliver the message.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from datetime import timedelta
 
 from bot.query.blast import answer_blast, answer_suspects
 from bot.query.bundle import AlertAnswer, AskAnswer, BlastAnswer, BlastQuery, Resolved, SuspectsAnswer, SuspectsQuery
-from bot.query.durations import parse_window
+from bot.query.durations import looks_like_window, parse_window
 from bot.query.model_phrasing import ModelPorts
 from bot.render.dot import alert_dot, blast_dot, suspects_dot, view_dot
 from bot.slack.blocks.messages import (
@@ -31,7 +30,6 @@ from graph.visibility import Viewer
 BLAST, SUSPECTS = "blast-radius", "suspects"
 DEFAULT_WINDOW = timedelta(hours=6)
 LOADING = "The graph is still loading; try again in a minute."
-_WINDOW_TOKEN = re.compile(r"^\d+(\.\d+)?\s*(s|m|h|d|w)$", re.IGNORECASE)
 
 
 def split_blast_args(text: str) -> tuple[str, int | None]:
@@ -45,7 +43,7 @@ def split_blast_args(text: str) -> tuple[str, int | None]:
 def split_suspects_args(text: str) -> tuple[str, timedelta]:
     """`payments 6h` -> ("payments", 6 hours); the window defaults to six hours."""
     words = text.split()
-    if len(words) > 1 and _WINDOW_TOKEN.match(words[-1]):
+    if len(words) > 1 and looks_like_window(words[-1]):  # `0h`, `1e400h` too: ValueError naming the range
         return " ".join(words[:-1]), parse_window(words[-1])
     return " ".join(words), DEFAULT_WINDOW
 
@@ -59,7 +57,10 @@ def reply_to_command(
     if command == BLAST:
         name, depth = split_blast_args(text)
     else:
-        name, window = split_suspects_args(text)
+        try:
+            name, window = split_suspects_args(text)
+        except ValueError as exc:
+            return format_refusal(f"/suspects: {exc}. Usage: /suspects NAME [since, e.g. 6h]")
     if not name:
         usage = "/blast-radius NAME [depth]" if command == BLAST else "/suspects NAME [since, e.g. 6h]"
         return format_refusal(f"Usage: {usage}")

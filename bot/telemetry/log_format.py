@@ -13,9 +13,34 @@ from datetime import UTC, datetime
 from typing import Any
 
 FORMATS = ("text", "json")
+MAX_MESSAGE = 2000  # characters of one log message; a value a request carried can be megabytes
+MAX_TRACEBACK = 20_000
 TEXT_FORMAT = "%(levelname)s %(name)s: %(message)s"
 # Attributes every LogRecord has; anything else on a record came from `extra=`.
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+
+
+def clip(text: str, limit: int = MAX_MESSAGE) -> str:
+    """`text` cut at `limit` characters, saying how much was left out."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+class BoundedLines(logging.Filter):
+    """Every record's message and `extra=` strings clipped, whatever logged it (ours, Bolt, waitress)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if len(message) > MAX_MESSAGE:
+            record.msg, record.args = clip(message), None
+        for key, value in list(vars(record).items()):
+            if key not in _STANDARD and isinstance(value, str) and len(value) > MAX_MESSAGE:
+                setattr(record, key, clip(value))
+        return True
+
+
+class TextFormatter(logging.Formatter):
+    def formatException(self, ei: Any) -> str:
+        return clip(super().formatException(ei), MAX_TRACEBACK)
 
 
 class JsonFormatter(logging.Formatter):
@@ -31,8 +56,8 @@ class JsonFormatter(logging.Formatter):
             error = record.exc_info[1]
             line["exception"] = {
                 "type": type(error).__name__,
-                "message": str(error),
-                "traceback": self.formatException(record.exc_info),
+                "message": clip(str(error)),
+                "traceback": clip(self.formatException(record.exc_info), MAX_TRACEBACK),
             }
         if record.stack_info:
             line["stack"] = self.formatStack(record.stack_info)
@@ -46,9 +71,11 @@ def configure_logging(log_format: str, *, level: int = logging.INFO) -> None:
     root = logging.getLogger()
     if not root.handlers:
         root.addHandler(logging.StreamHandler())
-    formatter = JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT)
+    formatter = JsonFormatter() if log_format == "json" else TextFormatter(TEXT_FORMAT)
     for handler in root.handlers:
         handler.setFormatter(formatter)
+        if not any(isinstance(f, BoundedLines) for f in handler.filters):
+            handler.addFilter(BoundedLines())
     root.setLevel(level)
     # Two INFO lines per job run, every poll interval, on every replica: noise, not news. Its
     # warnings and job errors still come through.

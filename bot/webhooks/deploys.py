@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from bot.http import StartResponse, WsgiApp, json_response
+from bot.http import MAX_BODY as SERVER_MAX_BODY
+from bot.http import StartResponse, WsgiApp, json_response, read_capped
 from bot.settings import Settings, split_list
 from bot.webhooks.auth import bearer_of, signed_by_any, token_matches
 from bot.webhooks.ports import DeployIntake
@@ -27,7 +28,7 @@ from bot.webhooks.ports import DeployIntake
 log = logging.getLogger(__name__)
 
 GITHUB_PATH, DEPLOYS_PATH = "/webhooks/github", "/webhooks/deploys"
-MAX_BODY = 1024 * 1024  # GitHub caps its payloads at 25 MB, but a deployment event is a few KB
+MAX_BODY = SERVER_MAX_BODY  # GitHub caps its payloads at 25 MB, but a deployment event is a few KB
 DEPLOY_EVENTS = ("deployment_status", "deployment")
 Answer = tuple[str, dict[str, Any]]
 
@@ -91,15 +92,8 @@ class DeployWebhook:
 
 def read_body(environ: Mapping[str, Any]) -> bytes:
     """The raw body, exactly as sent (signatures are over these bytes); Refused 413 over MAX_BODY."""
-    try:
-        length = int(environ.get("CONTENT_LENGTH") or -1)
-    except ValueError:
-        length = -1
-    if length > MAX_BODY:
-        raise Refused("413 Content Too Large", f"body of {length} bytes is over {MAX_BODY}")
-    stream = environ["wsgi.input"]
-    raw: bytes = stream.read(length) if length >= 0 else stream.read(MAX_BODY + 1)
-    if len(raw) > MAX_BODY:
+    raw = read_capped(environ, MAX_BODY)
+    if raw is None:
         raise Refused("413 Content Too Large", f"body is over {MAX_BODY} bytes")
     return raw
 

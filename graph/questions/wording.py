@@ -81,6 +81,7 @@ _WINDOW = re.compile(
     rf"\b(?:last|past|previous|within|in the last|over the last)\s+(?:(?:a )?couple of\s+)?{_AMOUNT}?\s*{_UNIT}\b"
     rf"|\b{_AMOUNT}\s*{_UNIT}\s+ago\b|\b(\d+)\s*(m|h|d|w)\b"
 )
+_SHORTEST_SECONDS, _LONGEST_SECONDS = 60, 365 * 86400  # as bot/query/durations.py allows
 _HALF_HOUR = re.compile(r"\bhalf (an? )?hour\b")
 
 
@@ -124,9 +125,10 @@ def read_window(question: str, now: datetime | None = None) -> timedelta:
     if match:
         amount_text = match.group(1) or match.group(3) or match.group(5)
         unit = (match.group(2) or match.group(4) or match.group(6))[0]
-        amount = _amount(amount_text)
-        return {"m": timedelta(minutes=amount), "h": timedelta(hours=amount), "d": timedelta(days=amount),
-                "w": timedelta(weeks=amount)}[unit]  # fmt: skip
+        seconds = _amount(amount_text) * {"m": 60, "h": 3600, "d": 86400, "w": 604800}[unit]
+        # "past 0 hours" or "past 99999999999 weeks": the nearest window answers can take (the
+        # reply names the window it used), never a zero window or an OverflowError.
+        return timedelta(seconds=min(max(seconds, _SHORTEST_SECONDS), _LONGEST_SECONDS))
     if now is not None:
         day = _day_window(lowered, now)
         if day is not None:

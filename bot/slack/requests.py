@@ -1,0 +1,196 @@
+"""The boundary in front of Bolt on /slack/events: every request is size-capped, then its Slack
+signature checked over the raw bytes (401 before any parsing), then its shape checked as Bolt and
+our handlers will read it. Only a request that passes reaches Bolt, with the very bytes it sent.
+
+Bolt parses before it verifies and lets a malformed body or event raise (HTTP 500 and a traceback,
+or a 3 s ack and then nothing), so nothing malformed may reach it: a signed body that is not form
+data or JSON, invalid UTF-8, JSON nested deeper than any Slack payload, an event that is not an
+object, a button payload with no actions. A slash command missing a field its answer needs gets an
+ephemeral reply the user sees (the ack's own body), never silence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import io
+import json
+import logging
+import re
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from bot.http import MAX_BODY, StartResponse, WsgiApp, json_response, read_capped
+
+log = logging.getLogger(__name__)
+
+MAX_SKEW = 300  # seconds: Slack's own rule for a replayed request
+MAX_DEPTH = 32  # Slack's deepest payloads (blocks in a message in an event) nest about a dozen levels
+MAX_FIELDS = 200  # a slash command has about a dozen form fields
+COMMAND_NEEDS = ("command", "user_id", "channel_id", "response_url")
+EVENT_TEXTS = ("type", "channel", "user", "text", "ts", "thread_ts", "subtype", "bot_id", "username", "app_id")
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+class Malformed(Exception):
+    """A signed request we cannot read; the message names the field, and is what the sender sees."""
+
+
+def signed(raw: bytes, timestamp: str, signature: str, secret: str, *, now: float) -> bool:
+    """Slack's v0 signature over the raw bytes (slack_sdk's verifier decodes them as UTF-8 first,
+    and raises on a body that is not), with a timestamp no more than MAX_SKEW from `now`."""
+    if not timestamp.isdigit() or abs(now - int(timestamp)) > MAX_SKEW or not signature.isascii():
+        return False
+    digest = hmac.new(secret.encode(), b"v0:" + timestamp.encode() + b":" + raw, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(f"v0={digest}".encode(), signature.encode())
+
+
+def nested_deeper_than(text: str, limit: int) -> bool:
+    """Whether JSON text opens more than `limit` arrays or objects inside each other (strings skipped),
+    checked before json.loads so that a 100,000-deep body costs one scan, not a recursion."""
+    depth = 0
+    for token in _TOKENS.finditer(text):
+        bracket = token.group()
+        if bracket in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif bracket in "]}":
+            depth -= 1
+    return False
+
+
+def load_json(text: str, where: str) -> Any:
+    if nested_deeper_than(text, MAX_DEPTH):
+        raise Malformed(f"{where}: JSON nested more than {MAX_DEPTH} deep")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise Malformed(f"{where}: not valid JSON") from None
+
+
+def _object(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise Malformed(f"{where}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def _texts(parent: Mapping[str, Any], keys: Iterable[str], where: str) -> None:
+    for key in keys:
+        if key in parent and parent[key] is not None and not isinstance(parent[key], str):
+            raise Malformed(f"{where}.{key}: expected a string, got {type(parent[key]).__name__}")
+
+
+def check_envelope(document: object) -> None:
+    """An Events API body: url_verification with its challenge, or an event callback whose event is
+    an object with string fields where our handlers read strings."""
+    body = _object(document, "body")
+    _texts(body, ("type", "event_id", "team_id", "api_app_id", "challenge"), "body")
+    kind = body.get("type")
+    if not kind:
+        raise Malformed("body.type: missing")
+    if kind == "url_verification" and not body.get("challenge"):
+        raise Malformed("body.challenge: missing")
+    if kind == "event_callback":
+        event = _object(body.get("event"), "body.event")
+        _texts(event, EVENT_TEXTS, "body.event")
+        if not event.get("type"):
+            raise Malformed("body.event.type: missing")
+
+
+def check_interaction(document: object) -> None:
+    """An interactivity `payload`: a type, who clicked, and for buttons a non-empty list of actions."""
+    payload = _object(document, "payload")
+    _texts(payload, ("type", "response_url", "trigger_id", "api_app_id"), "payload")
+    if not payload.get("type"):
+        raise Malformed("payload.type: missing")
+    for key in ("user", "channel", "team", "container", "message"):
+        if payload.get(key) is not None:
+            _texts(_object(payload[key], f"payload.{key}"), ("id", "name", "ts"), f"payload.{key}")
+    if payload["type"] != "block_actions":
+        return
+    actions = payload.get("actions")
+    if not isinstance(actions, list) or not actions:
+        raise Malformed("payload.actions: expected a non-empty list of actions")
+    for number, action in enumerate(actions):
+        where = f"payload.actions[{number}]"
+        _texts(_object(action, where), ("action_id", "block_id", "value", "type"), where)
+        if not action.get("action_id"):
+            raise Malformed(f"{where}.action_id: missing")
+    if not payload.get("response_url"):
+        raise Malformed("payload.response_url: missing, so no answer could reach the user")
+
+
+def check_command(form: Mapping[str, str]) -> None:
+    missing = [key for key in COMMAND_NEEDS if not form.get(key)]
+    if missing:
+        raise Malformed(f"the slash command arrived without {', '.join(missing)}")
+
+
+def check_body(text: str, content_type: str) -> str:
+    """Raises Malformed; returns what the body is ("event", "interaction", "command", "other")."""
+    # Bolt's own rule for which parser a body gets: JSON by this exact type or a leading brace.
+    if content_type == "application/json" or text.startswith("{"):
+        check_envelope(load_json(text, "body"))
+        return "event"
+    try:
+        pairs = parse_qsl(text, keep_blank_values=True, strict_parsing=bool(text), max_num_fields=MAX_FIELDS)
+    except ValueError:
+        raise Malformed("body: neither JSON nor form data") from None
+    form = dict(pairs)
+    if "payload" in text:  # Bolt's test, kept: it then reads the payload field or nothing
+        if "payload" in form:
+            check_interaction(load_json(form["payload"], "payload"))
+            return "interaction"
+        raise Malformed("body: form data without a payload field")
+    if "command" in form or "response_url" in form:
+        check_command(form)
+        return "command"
+    if form.get("ssl_check"):
+        return "other"
+    raise Malformed("body: not a Slack event, command or interaction")
+
+
+def guarded(bolt: WsgiApp, signing_secret: str) -> WsgiApp:
+    """`bolt` behind the cap, the signature and the shape checks."""
+
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("REQUEST_METHOD") != "POST":
+            return json_response(start_response, "405 Method Not Allowed", {"error": "POST Slack requests here"})
+        raw = read_capped(environ, MAX_BODY)
+        if raw is None:
+            return json_response(start_response, "413 Content Too Large", {"error": f"body over {MAX_BODY} bytes"})
+        timestamp = str(environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP") or "")
+        signature = str(environ.get("HTTP_X_SLACK_SIGNATURE") or "")
+        if not signed(raw, timestamp, signature, signing_secret, now=time.time()):
+            log.warning("Slack request refused: missing, stale or wrong X-Slack-Signature (%d bytes)", len(raw))
+            return json_response(start_response, "401 Unauthorized", {"error": "invalid request signature"})
+        try:
+            text = raw.decode("utf-8")
+            kind = check_body(text, str(environ.get("CONTENT_TYPE") or ""))
+        except UnicodeDecodeError as exc:
+            return _refuse(start_response, f"body is not UTF-8 (byte {exc.start})")
+        except Malformed as exc:
+            if "slash command" in str(exc):
+                return _tell_user(start_response, str(exc))
+            return _refuse(start_response, str(exc))
+        environ["wsgi.input"] = io.BytesIO(raw)
+        environ["CONTENT_LENGTH"] = str(len(raw))
+        log.debug("Slack %s request passed the boundary", kind)
+        return bolt(environ, start_response)
+
+    return app
+
+
+def _refuse(start_response: StartResponse, why: str) -> list[bytes]:
+    log.warning("Slack request refused: %s", why)
+    return json_response(start_response, "400 Bad Request", {"error": why})
+
+
+def _tell_user(start_response: StartResponse, why: str) -> list[bytes]:
+    """A slash command's ack body is shown to the user who typed it: say what went wrong there."""
+    log.warning("Slack request refused: %s", why)
+    reply = {"response_type": "ephemeral", "text": f"Sorry — oncall-graph could not read this command: {why}."}
+    return json_response(start_response, "200 OK", reply)
