@@ -145,7 +145,8 @@ def _parse_catalog(source: str, documents: Iterable[tuple[str, object]]) -> Sour
         assertions.extend(parsed.assertions)
         aliases.extend(parsed.aliases)
         stated.extend(parsed.stated)
-    assertions.extend(unstated_by_spec(stated, assertions))
+    if stated:  # only catalog API responses state relations
+        assertions.extend(unstated_by_spec(stated, assertions))
     assertions.extend(_api_edges(assertions))
     return SourceFacts(
         source, tuple(entities.values()), tuple(assertions), aliases=tuple(aliases), problems=tuple(problems)
@@ -285,9 +286,10 @@ def _not_descriptor(where: str, document: object) -> Problem | None:
     """
     if not _is_mapping(document):
         return Problem(where, f"not a descriptor ({_type(document)}, not a mapping): skipped", "", NOTE)
-    api_version, kind = document.get("apiVersion"), document.get("kind")
-    if isinstance(api_version, str) and api_version.startswith("backstage.io/"):
-        return None
+    api_version = document.get("apiVersion")
+    if type(api_version) is str and api_version.startswith("backstage.io/"):
+        return None  # nearly every document: decided before anything else is looked up
+    kind = document.get("kind")
     kind = kind.lower() if isinstance(kind, str) else ""
     if kind in _BACKSTAGE_KINDS and (api_version is None or kind in KIND_FIELDS):
         return None

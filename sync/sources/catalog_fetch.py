@@ -141,6 +141,8 @@ def parse_catalog_body(name: str, body: str) -> CatalogDocuments:
 def entity_list(document: object) -> list[object] | None:
     """The entities of a saved catalog API response: a JSON array, or `{"items": [...]}` as
     `/entities/by-query` answers; None for anything else (a descriptor)."""
+    if type(document) is dict and "kind" in document:
+        return None  # a descriptor, as nearly every document is: no ABC checks for it
     if isinstance(document, Mapping) and isinstance(document.get("items"), list) and "kind" not in document:
         document = document["items"]
     if isinstance(document, list) and document and all(isinstance(item, Mapping) for item in document):
