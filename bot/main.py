@@ -31,6 +31,7 @@ from bot.slack.blocks.review import EDGES_SHOWN
 from bot.slack.deps import BotDeps
 from bot.slack.lag_alerts import SlackLagNotifier
 from bot.slack.requests import guarded
+from bot.slack.retrying import Poster
 from bot.telemetry.log_format import configure_logging
 from bot.telemetry.metrics import Metrics
 from bot.telemetry.sync_telemetry import SyncTelemetry
@@ -111,6 +112,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
     metrics = Metrics()
     metrics.watch_sources(lag)
     slots = AnswerSlots()
+    poster = Poster(metrics)  # every post to Slack, retried in one place
     ports = model(settings)  # None without ANTHROPIC_API_KEY: no client, no network
     if ports is not None:
         log.info("answers are phrased by %s; questions read by %s", ports[0].model, ports[1].model)
@@ -128,7 +130,8 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         pending_reviews=lambda: (reviews.count(), reviews.edges(limit=EDGES_SHOWN)),
         decide_review=decide_review,
         work_slots=slots,
-        attachments=Attachments(slots, renderer),
+        attachments=Attachments(slots, renderer, poster=poster),
+        poster=poster,
         explainer=ports[0] if ports else None,
         reader=ports[1] if ports else None,
     )
@@ -179,7 +182,7 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
         return 2
     notifier: LagNotifier = LogNotifier()
     if client is not None and settings.alert_channel:
-        notifier = SlackLagNotifier(client, settings.alert_channel)
+        notifier = SlackLagNotifier(client, settings.alert_channel, deps.poster)
     service = SyncService(
         specs, store, ref, clock, leadership_for(store.engine), notifier, sync_settings(settings),
         observer=SyncTelemetry(deps.metrics),

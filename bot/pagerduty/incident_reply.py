@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 
 from bot.pagerduty.channel import choose_channel
 from bot.pagerduty.incident_post import format_incident_post
@@ -25,6 +24,7 @@ from bot.slack.blocks.messages import SlackMessage
 from bot.slack.delivery import message_kwargs
 from bot.slack.deps import BotDeps
 from bot.slack.replies import alert_message, model_ports
+from bot.slack.retrying import Poster, PostFailed
 from graph.naming.names import Resolution
 from graph.snapshot import Snapshot
 from graph.visibility import EVERYONE, Viewer
@@ -76,13 +76,12 @@ def answer_incident(deps: BotDeps, client: WebClient, routing: IncidentRouting, 
                           deps.stale_policy, model_ports(deps), cpu=deps.work_slots)  # fmt: skip
     with deps.work_slots:
         message = format_incident_post(incident, alert_message(deps, bundle, snapshot, metric="pagerduty"))
-        try:
-            post(client, message, channel=route.channel)
-        except SlackApiError as exc:
-            log.error("could not post PagerDuty incident %s in %s: %s", incident.id, route.channel,
-                      exc.response.get("error"))  # fmt: skip
-            return FAILED
-        deps.metrics.latency.labels("pagerduty").observe(time.perf_counter() - started)
+    try:  # outside the slot: a retry's wait holds no CPU
+        post(client, message, channel=route.channel, poster=deps.poster)
+    except PostFailed as exc:
+        log.error("could not post PagerDuty incident %s in %s: %s", incident.id, route.channel, exc)
+        return FAILED
+    deps.metrics.latency.labels("pagerduty").observe(time.perf_counter() - started)
     outcome = POSTED if bundle.resolved.entity else UNRESOLVED
     log.info("PagerDuty incident %s posted in %s (%s)", incident.id, route.channel, route.reason)
     return outcome
@@ -98,7 +97,10 @@ def resolve_service(snapshot: Snapshot, incident: Incident, viewer: Viewer) -> R
     return resolve_alert(snapshot, alert_query(incident), viewer).resolution
 
 
-def post(client: WebClient, message: SlackMessage, *, channel: str) -> None:
-    """A new message in `channel`; a cut answer's full text goes in its thread."""
-    response = client.chat_postMessage(channel=channel, **message_kwargs(message))
-    upload_full_text(client, message, channel=channel, thread_ts=str(response.get("ts") or "") or None)
+def post(client: WebClient, message: SlackMessage, *, channel: str, poster: Poster) -> None:
+    """A new message in `channel`, retried until it arrives (else PostFailed); a cut answer's full text
+    goes in its thread."""
+    kwargs = {"channel": channel, **message_kwargs(message)}
+    response = poster(lambda: client.chat_postMessage(**kwargs), what="pagerduty")
+    thread = str(response.get("ts") or "") or None
+    upload_full_text(client, message, channel=channel, thread_ts=thread, poster=poster)

@@ -12,6 +12,7 @@ from datetime import datetime
 from bot.model.ports import Explainer, QuestionReader
 from bot.slack.answer_slots import AnswerSlots
 from bot.slack.attachments import Attachments
+from bot.slack.retrying import Poster
 from bot.telemetry.metrics import Metrics
 from graph.freshness import LagReport, StalePolicy
 from graph.review import ProposedEdge
@@ -39,3 +40,4 @@ class BotDeps:
     # The optional model (ANTHROPIC_API_KEY): reads mentions' questions and phrases answers; None: the graph's own.
     explainer: Explainer | None = None
     reader: QuestionReader | None = None
+    poster: Poster = field(default_factory=Poster)  # every post of an answer, retried until it arrives

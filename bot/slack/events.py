@@ -18,9 +18,7 @@ from bot.query.alert import answer_alert
 from bot.query.ask import answer_ask
 from bot.query.bundle import AlertQuery
 from bot.slack.alert_message import Alert, incident_key, is_alert, parse_alert
-from bot.slack.blocks.messages import (
-    format_refusal,
-)
+from bot.slack.blocks.messages import SlackMessage, format_refusal
 from bot.slack.delivery import say_in_thread
 from bot.slack.deps import BotDeps
 from bot.slack.replies import LOADING, alert_message, mention_message, model_ports
@@ -89,7 +87,7 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
     channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
     snapshot = deps.snapshot()
     if snapshot is None:
-        say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
+        _say(deps, client, format_refusal(LOADING), channel, thread, "mention")
         return
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
     bundle = answer_ask(
@@ -98,7 +96,7 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
     )  # fmt: skip
     with deps.work_slots:
         message = mention_message(bundle, snapshot)
-        say_in_thread(client, message, channel=channel, thread_ts=thread, attachments=deps.attachments)
+    _say(deps, client, message, channel, thread, "mention")  # outside the slot: a retry's wait holds no CPU
 
 
 def alert_query(alert: Alert) -> AlertQuery:
@@ -108,11 +106,16 @@ def alert_query(alert: Alert) -> AlertQuery:
 def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, ts: str) -> None:
     snapshot = deps.snapshot()
     if snapshot is None:
-        say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=ts)
+        _say(deps, client, format_refusal(LOADING), channel, ts, "alert")
         return
     viewer = Viewer(channel=channel)
     now, policy = deps.clock(), deps.stale_policy
     bundle = answer_alert(snapshot, alert_query(alert), viewer, now, policy, model_ports(deps), cpu=deps.work_slots)
     with deps.work_slots:
         message = alert_message(deps, bundle, snapshot, metric="alert")
-        say_in_thread(client, message, channel=channel, thread_ts=ts, attachments=deps.attachments)
+    _say(deps, client, message, channel, ts, "alert")
+
+
+def _say(deps: BotDeps, client: WebClient, message: SlackMessage, channel: str, thread: str, what: str) -> None:
+    say_in_thread(client, message, channel=channel, thread_ts=thread, poster=deps.poster, what=what,
+                  attachments=deps.attachments)  # fmt: skip
