@@ -28,6 +28,7 @@ from bot.slack.answer_slots import AnswerSlots
 from bot.slack.app import build_app, build_client
 from bot.slack.attachments import Attachments
 from bot.slack.blocks.review import EDGES_SHOWN
+from bot.slack.claims import Claims
 from bot.slack.deps import BotDeps
 from bot.slack.lag_alerts import SlackLagNotifier
 from bot.slack.requests import guarded
@@ -48,6 +49,7 @@ from sync.push import PushIntake
 from sync.refresh import rebuild
 from sync.schedule import SyncService, SyncSettings, start_scheduler
 from sync.sources.registry import SourceSpec
+from sync.store.deliveries import DeliveryClaims
 from sync.store.fact_store import Store
 from sync.store.reviews import ReviewStore
 
@@ -99,6 +101,11 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
 
     replica = replica_name()
     reviews = ReviewStore(store)
+    deliveries = DeliveryClaims(store, replica=replica)
+    claims = Claims(
+        take=lambda key: deliveries.take(key, at=clock()),
+        settle=lambda key, delivered: deliveries.settle(key, delivered=delivered, at=clock()),
+    )
 
     def decide_review(edge_id: int, decision: str, user: str) -> ProposedEdge:
         [edge] = reviews.decide([edge_id], decision, actor=user, at=clock())
@@ -118,7 +125,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         log.info("answers are phrased by %s; questions read by %s", ports[0].model, ports[1].model)
     return BotDeps(
         snapshot=ref.current,
-        claim=lambda key: store.claim_event(key, at=clock(), replica=replica),
+        claims=claims,
         lag=lag,
         clock=clock,
         metrics=metrics,

@@ -1,8 +1,9 @@
 """The answer to a triggered PagerDuty incident: claimed once across replicas, resolved through
 the graph, posted in the service's channel with the same suspects view an alert thread gets.
 
-The claim comes first, as for Slack events: a post that then fails is logged and counted, never
-retried, so an incident is posted at most once whatever PagerDuty redelivers.
+The claim comes first, as for Slack events, and is settled by how the post went: a failed post is
+retried with backoff (`bot/slack/retrying`); one that never arrived leaves the incident to be
+answered by PagerDuty's next delivery of it, one that arrived is never posted again.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from bot.query.alert import answer_alert, resolve_alert
 from bot.query.bundle import AlertQuery
 from bot.slack.attachments import upload_full_text
 from bot.slack.blocks.messages import SlackMessage
+from bot.slack.claims import take_all
 from bot.slack.delivery import message_kwargs
 from bot.slack.deps import BotDeps
 from bot.slack.replies import alert_message, model_ports
@@ -51,9 +53,19 @@ def claim_key(incident: Incident) -> str:
 
 def answer_incident(deps: BotDeps, client: WebClient, routing: IncidentRouting, incident: Incident) -> str:
     """Post about `incident` unless any replica already did; returns the outcome."""
-    if not deps.claim(claim_key(incident)):
-        log.info("PagerDuty incident %s was already answered; skipped", incident.id)
+    taken, _refused = take_all(deps.claims, [claim_key(incident)])
+    if taken is None:
+        log.info("PagerDuty incident %s was already answered (or is being answered); skipped", incident.id)
         return DUPLICATE
+    outcome = FAILED
+    try:
+        outcome = _answer(deps, client, routing, incident)
+    finally:
+        taken.settle(delivered=outcome in (POSTED, UNRESOLVED))
+    return outcome
+
+
+def _answer(deps: BotDeps, client: WebClient, routing: IncidentRouting, incident: Incident) -> str:
     snapshot = deps.snapshot()
     if snapshot is None:  # the endpoint answers 503 until a graph is loaded; a restart can get here
         log.error("PagerDuty incident %s arrived with no graph loaded; not answered", incident.id)

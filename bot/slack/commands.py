@@ -1,8 +1,11 @@
 """Slash commands and the buttons on their answers. Each handler acks first, then answers.
 
-Answers go to the request's `response_url` through `bot/slack/response_url` (no retry of its own)
-and `deps.poster` (retried until it arrives). The answer is computed in a work slot and posted
-outside it, so a post waiting to retry never holds the CPU from other answers.
+A request is answered once: its `trigger_id` (unique per invocation; a replay carries the same) is
+claimed before the answer and settled after it, so a replay of an answered command is dropped and
+one whose answer never arrived is answered (`bot/slack/claims`). Answers go to the request's
+`response_url` through `bot/slack/response_url` (no retry of its own) and `deps.poster` (retried
+until it arrives). The answer is computed in a work slot and posted outside it, so a post waiting
+to retry never holds the CPU from other answers.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from slack_sdk import WebClient
 
 from bot.slack.blocks.messages import format_lag, format_refusal
 from bot.slack.blocks.review import with_review_button
+from bot.slack.claims import delivering, take_all
 from bot.slack.delivery import message_kwargs, respond_with
 from bot.slack.deps import BotDeps
 from bot.slack.replies import BLAST, SUSPECTS, reply_to_command
@@ -36,10 +40,16 @@ def _viewer(payload: dict[str, Any]) -> Viewer:
     return Viewer(channel=str(channel), user=str(user))
 
 
-def _timed(deps: BotDeps, command: str, text: str, work: Callable[[], None]) -> None:
-    """Counted, timed (from the ack, so a wait for a work slot shows), logged and traced."""
+def _timed(deps: BotDeps, payload: dict[str, Any], command: str, text: str, work: Callable[[], None]) -> None:
+    """Once per trigger_id; counted, timed (from the ack, so a wait for a work slot shows), logged and traced."""
+    trigger = str(payload.get("trigger_id") or "")
+    taken, _refused = take_all(deps.claims, [f"command:{trigger}"] if trigger else [])
+    if taken is None:
+        log.info("request %s (%s) was already answered or is being answered; not answered again", trigger, command)
+        deps.metrics.deduplicated.labels("replay").inc()
+        return
     deps.metrics.requests.labels(command).inc()
-    with observed_query(deps.metrics, command, text):
+    with observed_query(deps.metrics, command, text), delivering(taken):
         work()
 
 
@@ -49,7 +59,7 @@ def on_query_command(
     """/blast-radius and /suspects: ack, then answer where it was asked."""
     ack()
     text, viewer = command.get("text", ""), _viewer(command)
-    _timed(deps, name, text, lambda: _answer(deps, respond, client, name, text, viewer, shared=False))
+    _timed(deps, command, name, text, lambda: _answer(deps, respond, client, name, text, viewer, shared=False))
 
 
 def on_lag_command(ack: Ack, command: dict[str, Any], respond: Responder, deps: BotDeps) -> None:
@@ -71,7 +81,7 @@ def on_lag_command(ack: Ack, command: dict[str, Any], respond: Responder, deps: 
             kwargs = message_kwargs(with_review_button(report, deps.pending_reviews()[0]))
         deps.poster(lambda: respond(**kwargs), what="graph-lag")
 
-    _timed(deps, "graph-lag", "", work)
+    _timed(deps, command, "graph-lag", "", work)
 
 
 def on_share(ack: Ack, body: dict[str, Any], respond: Responder, client: WebClient, deps: BotDeps) -> None:
@@ -121,7 +131,7 @@ def _rerun(deps: BotDeps, body: dict[str, Any], respond: Responder, client: WebC
     viewer = _viewer(body)
 
     # A button reruns the query: counted and timed as that command.
-    _timed(deps, command, text, lambda: _answer(deps, respond, client, command, text, viewer, shared=shared))
+    _timed(deps, body, command, text, lambda: _answer(deps, respond, client, command, text, viewer, shared=shared))
 
 
 def _answer(

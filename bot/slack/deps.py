@@ -12,6 +12,7 @@ from datetime import datetime
 from bot.model.ports import Explainer, QuestionReader
 from bot.slack.answer_slots import AnswerSlots
 from bot.slack.attachments import Attachments
+from bot.slack.claims import Claims
 from bot.slack.retrying import Poster
 from bot.telemetry.metrics import Metrics
 from graph.freshness import LagReport, StalePolicy
@@ -22,7 +23,7 @@ from graph.snapshot import Snapshot
 @dataclass(frozen=True)
 class BotDeps:
     snapshot: Callable[[], Snapshot | None]  # the current snapshot; read once per request
-    claim: Callable[[str], bool]  # True for the first claim of a key on any replica (exactly-once replies)
+    claims: Claims  # an answer's keys, taken before it is posted and settled after, on every replica
     lag: Callable[[], LagReport]
     clock: Callable[[], datetime]
     metrics: Metrics
