@@ -28,9 +28,11 @@ from bot.slack.answer_slots import AnswerSlots
 from bot.slack.app import build_app, build_client
 from bot.slack.attachments import Attachments
 from bot.slack.blocks.review import EDGES_SHOWN
+from bot.slack.claims import Claims
 from bot.slack.deps import BotDeps
 from bot.slack.lag_alerts import SlackLagNotifier
 from bot.slack.requests import guarded
+from bot.slack.retrying import Poster
 from bot.telemetry.log_format import configure_logging
 from bot.telemetry.metrics import Metrics
 from bot.telemetry.sync_telemetry import SyncTelemetry
@@ -47,6 +49,7 @@ from sync.push import PushIntake
 from sync.refresh import rebuild
 from sync.schedule import SyncService, SyncSettings, start_scheduler
 from sync.sources.registry import SourceSpec
+from sync.store.deliveries import DeliveryClaims
 from sync.store.fact_store import Store
 from sync.store.reviews import ReviewStore
 
@@ -98,6 +101,11 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
 
     replica = replica_name()
     reviews = ReviewStore(store)
+    deliveries = DeliveryClaims(store, replica=replica)
+    claims = Claims(
+        take=lambda key: deliveries.take(key, at=clock()),
+        settle=lambda key, delivered: deliveries.settle(key, delivered=delivered, at=clock()),
+    )
 
     def decide_review(edge_id: int, decision: str, user: str) -> ProposedEdge:
         [edge] = reviews.decide([edge_id], decision, actor=user, at=clock())
@@ -111,12 +119,13 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
     metrics = Metrics()
     metrics.watch_sources(lag)
     slots = AnswerSlots()
+    poster = Poster(metrics)  # every post to Slack, retried in one place
     ports = model(settings)  # None without ANTHROPIC_API_KEY: no client, no network
     if ports is not None:
         log.info("answers are phrased by %s; questions read by %s", ports[0].model, ports[1].model)
     return BotDeps(
         snapshot=ref.current,
-        claim=lambda key: store.claim_event(key, at=clock(), replica=replica),
+        claims=claims,
         lag=lag,
         clock=clock,
         metrics=metrics,
@@ -128,7 +137,8 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
         pending_reviews=lambda: (reviews.count(), reviews.edges(limit=EDGES_SHOWN)),
         decide_review=decide_review,
         work_slots=slots,
-        attachments=Attachments(slots, renderer),
+        attachments=Attachments(slots, renderer, poster=poster),
+        poster=poster,
         explainer=ports[0] if ports else None,
         reader=ports[1] if ports else None,
     )
@@ -179,7 +189,7 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
         return 2
     notifier: LagNotifier = LogNotifier()
     if client is not None and settings.alert_channel:
-        notifier = SlackLagNotifier(client, settings.alert_channel)
+        notifier = SlackLagNotifier(client, settings.alert_channel, deps.poster)
     service = SyncService(
         specs, store, ref, clock, leadership_for(store.engine), notifier, sync_settings(settings),
         observer=SyncTelemetry(deps.metrics),

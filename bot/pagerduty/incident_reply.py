@@ -1,8 +1,9 @@
 """The answer to a triggered PagerDuty incident: claimed once across replicas, resolved through
 the graph, posted in the service's channel with the same suspects view an alert thread gets.
 
-The claim comes first, as for Slack events: a post that then fails is logged and counted, never
-retried, so an incident is posted at most once whatever PagerDuty redelivers.
+The claim comes first, as for Slack events, and is settled by how the post went: a failed post is
+retried with backoff (`bot/slack/retrying`); one that never arrived leaves the incident to be
+answered by PagerDuty's next delivery of it, one that arrived is never posted again.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 
 from bot.pagerduty.channel import choose_channel
 from bot.pagerduty.incident_post import format_incident_post
@@ -22,9 +22,11 @@ from bot.query.alert import answer_alert, resolve_alert
 from bot.query.bundle import AlertQuery
 from bot.slack.attachments import upload_full_text
 from bot.slack.blocks.messages import SlackMessage
+from bot.slack.claims import take_all
 from bot.slack.delivery import message_kwargs
 from bot.slack.deps import BotDeps
 from bot.slack.replies import alert_message, model_ports
+from bot.slack.retrying import Poster, PostFailed
 from graph.naming.names import Resolution
 from graph.snapshot import Snapshot
 from graph.visibility import EVERYONE, Viewer
@@ -51,9 +53,19 @@ def claim_key(incident: Incident) -> str:
 
 def answer_incident(deps: BotDeps, client: WebClient, routing: IncidentRouting, incident: Incident) -> str:
     """Post about `incident` unless any replica already did; returns the outcome."""
-    if not deps.claim(claim_key(incident)):
-        log.info("PagerDuty incident %s was already answered; skipped", incident.id)
+    taken, _refused = take_all(deps.claims, [claim_key(incident)])
+    if taken is None:
+        log.info("PagerDuty incident %s was already answered (or is being answered); skipped", incident.id)
         return DUPLICATE
+    outcome = FAILED
+    try:
+        outcome = _answer(deps, client, routing, incident)
+    finally:
+        taken.settle(delivered=outcome in (POSTED, UNRESOLVED))
+    return outcome
+
+
+def _answer(deps: BotDeps, client: WebClient, routing: IncidentRouting, incident: Incident) -> str:
     snapshot = deps.snapshot()
     if snapshot is None:  # the endpoint answers 503 until a graph is loaded; a restart can get here
         log.error("PagerDuty incident %s arrived with no graph loaded; not answered", incident.id)
@@ -76,13 +88,12 @@ def answer_incident(deps: BotDeps, client: WebClient, routing: IncidentRouting, 
                           deps.stale_policy, model_ports(deps), cpu=deps.work_slots)  # fmt: skip
     with deps.work_slots:
         message = format_incident_post(incident, alert_message(deps, bundle, snapshot, metric="pagerduty"))
-        try:
-            post(client, message, channel=route.channel)
-        except SlackApiError as exc:
-            log.error("could not post PagerDuty incident %s in %s: %s", incident.id, route.channel,
-                      exc.response.get("error"))  # fmt: skip
-            return FAILED
-        deps.metrics.latency.labels("pagerduty").observe(time.perf_counter() - started)
+    try:  # outside the slot: a retry's wait holds no CPU
+        post(client, message, channel=route.channel, poster=deps.poster)
+    except PostFailed as exc:
+        log.error("could not post PagerDuty incident %s in %s: %s", incident.id, route.channel, exc)
+        return FAILED
+    deps.metrics.latency.labels("pagerduty").observe(time.perf_counter() - started)
     outcome = POSTED if bundle.resolved.entity else UNRESOLVED
     log.info("PagerDuty incident %s posted in %s (%s)", incident.id, route.channel, route.reason)
     return outcome
@@ -98,7 +109,10 @@ def resolve_service(snapshot: Snapshot, incident: Incident, viewer: Viewer) -> R
     return resolve_alert(snapshot, alert_query(incident), viewer).resolution
 
 
-def post(client: WebClient, message: SlackMessage, *, channel: str) -> None:
-    """A new message in `channel`; a cut answer's full text goes in its thread."""
-    response = client.chat_postMessage(channel=channel, **message_kwargs(message))
-    upload_full_text(client, message, channel=channel, thread_ts=str(response.get("ts") or "") or None)
+def post(client: WebClient, message: SlackMessage, *, channel: str, poster: Poster) -> None:
+    """A new message in `channel`, retried until it arrives (else PostFailed); a cut answer's full text
+    goes in its thread."""
+    kwargs = {"channel": channel, **message_kwargs(message)}
+    response = poster(lambda: client.chat_postMessage(**kwargs), what="pagerduty")
+    thread = str(response.get("ts") or "") or None
+    upload_full_text(client, message, channel=channel, thread_ts=thread, poster=poster)

@@ -6,7 +6,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from slack_bolt import App
 from slack_sdk import WebClient
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from bot.slack import commands, events, review_actions
 from bot.slack.deps import BotDeps
@@ -18,12 +17,9 @@ LISTENER_THREADS = 64
 
 
 def build_client(token: str, base_url: str) -> WebClient:
-    """A Web API client that honours Retry-After on 429 instead of failing the reply."""
-    return WebClient(
-        token=token,
-        base_url=base_url,
-        retry_handlers=[ConnectionErrorRetryHandler(), RateLimitErrorRetryHandler(max_retry_count=3)],
-    )
+    """A Web API client that never retries by itself: `bot/slack/retrying` is the one layer that does
+    (Retry-After honoured there), so a failed post is neither retried twice over nor lost."""
+    return WebClient(token=token, base_url=base_url, retry_handlers=[])
 
 
 def build_app(deps: BotDeps, *, client: WebClient, signing_secret: str) -> App:

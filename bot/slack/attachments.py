@@ -4,7 +4,8 @@ The answer itself goes out on its request's thread. Its attachments go to backgr
 for full texts, two for pictures) that let answers go first (`AnswerSlots.step_aside`): writing a
 100k-entity answer's full text
 holds the GIL for 60-170 ms, and written alongside the next command it doubled that command's
-time. An attachment that cannot be delivered is logged; its answer has already gone out.
+time. Uploads are retried like answers (`bot/slack/retrying`); an attachment that still cannot be
+delivered is logged, and its answer has already gone out.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 import time
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -22,6 +24,7 @@ from bot.render.png import PictureRenderer
 from bot.slack.answer_slots import AnswerSlots
 from bot.slack.blocks.kit import SlackMessage
 from bot.slack.picture_upload import upload_picture
+from bot.slack.retrying import Poster, PostFailed
 
 log = logging.getLogger(__name__)
 WORKERS = 2  # the machine's cores: `dot` and the full text are CPU work
@@ -30,9 +33,17 @@ LONGEST_DEFERRAL = 5.0  # seconds an attachment yields to answers in all; then i
 
 
 class Attachments:
-    def __init__(self, slots: AnswerSlots, renderer: PictureRenderer | None = None, *, workers: int = WORKERS) -> None:
+    def __init__(
+        self,
+        slots: AnswerSlots,
+        renderer: PictureRenderer | None = None,
+        *,
+        workers: int = WORKERS,
+        poster: Poster | None = None,
+    ) -> None:
         self.slots = slots
         self.renderer = renderer
+        self.poster = poster or Poster()
         # Separate queues: a full text must not wait behind earlier answers' pictures (`dot` runs
         # at a lower priority and takes longer).
         self._texts = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attach-text")
@@ -73,7 +84,8 @@ class Attachments:
             if self.renderer is not None and self._picture_wanted(message):
                 self._pictures.submit(self._picture, self.renderer, client, message, target, thread_ts)
             if message.cut:
-                upload_full_text(client, message, channel=target, thread_ts=thread_ts, pace=Pacer(self.slots))
+                upload_full_text(client, message, channel=target, thread_ts=thread_ts, pace=Pacer(self.slots),
+                                 poster=self.poster)  # fmt: skip
         except Exception:  # a worker's exception would otherwise vanish into its future
             log.exception("could not attach the full answer in %s", channel or f"a DM with {user}")
 
@@ -82,7 +94,7 @@ class Attachments:
     ) -> None:
         try:
             Pacer(self.slots)(force=True)  # drawing is CPU work too: after the answers in progress
-            upload_picture(renderer, client, message, channel=channel, thread_ts=thread_ts)
+            upload_picture(renderer, client, message, channel=channel, thread_ts=thread_ts, poster=self.poster)
         except Exception:
             log.exception("could not attach the picture in %s", channel)
 
@@ -104,23 +116,25 @@ class Pacer:
 
 
 def upload_full_text(
-    client: WebClient, message: SlackMessage, *, channel: str, thread_ts: str | None = None, pace: Pacer | None = None
+    client: WebClient,
+    message: SlackMessage,
+    *,
+    channel: str,
+    thread_ts: str | None = None,
+    pace: Pacer | None = None,
+    poster: Poster | None = None,
 ) -> None:
     if message.write_full_text is None:
         return
     full_text = _written(message.write_full_text(), pace or Pacer(None))
     if not full_text:
         return
+    upload: dict[str, Any] = {"channel": channel, "thread_ts": thread_ts, "content": full_text,
+                              "filename": _filename(message), "title": f"Full answer: {message.text[:80]}"}  # fmt: skip
     try:
-        client.files_upload_v2(
-            channel=channel,
-            thread_ts=thread_ts,
-            content=full_text,
-            filename=_filename(message),
-            title=f"Full answer: {message.text[:80]}",
-        )
-    except SlackApiError as exc:
-        log.warning("could not attach the full answer as a file in %s: %s", channel, exc.response.get("error"))
+        (poster or Poster())(lambda: client.files_upload_v2(**upload), what="full-text")
+    except PostFailed as exc:
+        log.warning("could not attach the full answer as a file in %s: %s", channel, exc)
 
 
 def _written(pieces: Iterable[str], pace: Pacer) -> str:

@@ -1,4 +1,12 @@
-"""Slash commands and the buttons on their answers. Each handler acks first, then answers."""
+"""Slash commands and the buttons on their answers. Each handler acks first, then answers.
+
+A request is answered once: its `trigger_id` (unique per invocation; a replay carries the same) is
+claimed before the answer and settled after it, so a replay of an answered command is dropped and
+one whose answer never arrived is answered (`bot/slack/claims`). Answers go to the request's
+`response_url` through `bot/slack/response_url` (no retry of its own) and `deps.poster` (retried
+until it arrives). The answer is computed in a work slot and posted outside it, so a post waiting
+to retry never holds the CPU from other answers.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +16,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from slack_bolt import Ack, App, Respond
+from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot.slack.blocks.messages import format_lag, format_refusal
 from bot.slack.blocks.review import with_review_button
+from bot.slack.claims import delivering, take_all
 from bot.slack.delivery import message_kwargs, respond_with
 from bot.slack.deps import BotDeps
 from bot.slack.replies import BLAST, SUSPECTS, reply_to_command
+from bot.slack.response_url import Responder, ResponseUrl
 from bot.telemetry.instrument import observed_query
 from graph.visibility import Viewer
 
@@ -30,67 +40,83 @@ def _viewer(payload: dict[str, Any]) -> Viewer:
     return Viewer(channel=str(channel), user=str(user))
 
 
-def _timed(deps: BotDeps, command: str, text: str, work: Callable[[], None]) -> None:
-    """Counted, timed (from the ack, so a wait for a work slot shows), logged and traced."""
+def _timed(deps: BotDeps, payload: dict[str, Any], command: str, text: str, work: Callable[[], None]) -> None:
+    """Once per trigger_id; counted, timed (from the ack, so a wait for a work slot shows), logged and traced."""
+    trigger = str(payload.get("trigger_id") or "")
+    taken, _refused = take_all(deps.claims, [f"command:{trigger}"] if trigger else [])
+    if taken is None:
+        log.info("request %s (%s) was already answered or is being answered; not answered again", trigger, command)
+        deps.metrics.deduplicated.labels("replay").inc()
+        return
     deps.metrics.requests.labels(command).inc()
-    with observed_query(deps.metrics, command, text), deps.work_slots:
+    with observed_query(deps.metrics, command, text), delivering(taken):
         work()
 
 
 def on_query_command(
-    ack: Ack, command: dict[str, Any], respond: Respond, client: WebClient, deps: BotDeps, *, name: str
+    ack: Ack, command: dict[str, Any], respond: Responder, client: WebClient, deps: BotDeps, *, name: str
 ) -> None:
     """/blast-radius and /suspects: ack, then answer where it was asked."""
     ack()
     text, viewer = command.get("text", ""), _viewer(command)
-    _timed(deps, name, text, lambda: _answer(deps, respond, client, name, text, viewer, shared=False))
+    _timed(deps, command, name, text, lambda: _answer(deps, respond, client, name, text, viewer, shared=False))
 
 
-def on_lag_command(ack: Ack, command: dict[str, Any], respond: Respond, deps: BotDeps) -> None:
+def on_lag_command(ack: Ack, command: dict[str, Any], respond: Responder, deps: BotDeps) -> None:
     """/graph-lag, for admins only: every source's age and state, and the review queue's button."""
     ack()
     user = command.get("user_id", "")
     if user not in deps.admins:
         log.warning("refused /graph-lag to non-admin user %s in channel %s", user, command.get("channel_id"))
         deps.metrics.refused.labels("graph-lag").inc()
-        respond(**message_kwargs(format_refusal(REFUSAL)))
+        refusal = message_kwargs(format_refusal(REFUSAL))
+        deps.poster(lambda: respond(**refusal), what="graph-lag")
         return
 
     def work() -> None:
-        snapshot = deps.snapshot()
-        counts = deps.hygiene(snapshot) if snapshot is not None else {}
-        report = format_lag(deps.lag(), hygiene=counts, now=deps.clock())
-        respond(**message_kwargs(with_review_button(report, deps.pending_reviews()[0])))
+        with deps.work_slots:
+            snapshot = deps.snapshot()
+            counts = deps.hygiene(snapshot) if snapshot is not None else {}
+            report = format_lag(deps.lag(), hygiene=counts, now=deps.clock())
+            kwargs = message_kwargs(with_review_button(report, deps.pending_reviews()[0]))
+        deps.poster(lambda: respond(**kwargs), what="graph-lag")
 
-    _timed(deps, "graph-lag", "", work)
+    _timed(deps, command, "graph-lag", "", work)
 
 
-def on_share(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient, deps: BotDeps) -> None:
+def on_share(ack: Ack, body: dict[str, Any], respond: Responder, client: WebClient, deps: BotDeps) -> None:
     """The "share" button: the same answer again, in the channel."""
     ack()
     _rerun(deps, body, respond, client, shared=True)
 
 
-def on_pick(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient, deps: BotDeps) -> None:
+def on_pick(ack: Ack, body: dict[str, Any], respond: Responder, client: WebClient, deps: BotDeps) -> None:
     """A suggestion's button: the command again with the picked name."""
     ack()
     _rerun(deps, body, respond, client, shared=False)
 
 
 def register(app: App, deps: BotDeps) -> None:
-    """Bolt passes each handler the arguments its parameters name; `deps` is bound here."""
+    """Bolt passes each handler the arguments its parameters name; `deps` is bound here, and Bolt's
+    `respond` is swapped for a `response_url` poster that leaves retrying to `deps.poster`."""
 
     def query(name: str) -> Callable[..., None]:
-        return lambda ack, command, respond, client: on_query_command(ack, command, respond, client, deps, name=name)
+        return lambda ack, command, respond, client: on_query_command(
+            ack, command, ResponseUrl.of(respond), client, deps, name=name
+        )
 
     app.command("/blast-radius")(query(BLAST))
     app.command("/suspects")(query(SUSPECTS))
-    app.command("/graph-lag")(lambda ack, command, respond: on_lag_command(ack, command, respond, deps))
-    app.action("share_answer")(lambda ack, body, respond, client: on_share(ack, body, respond, client, deps))
-    app.action({"action_id": _PICK})(lambda ack, body, respond, client: on_pick(ack, body, respond, client, deps))
+    app.command("/graph-lag")(lambda ack, command, respond: on_lag_command(ack, command, ResponseUrl.of(respond), deps))
+    app.action("share_answer")(
+        lambda ack, body, respond, client: on_share(ack, body, ResponseUrl.of(respond), client, deps)
+    )
+    app.action({"action_id": _PICK})(
+        lambda ack, body, respond, client: on_pick(ack, body, ResponseUrl.of(respond), client, deps)
+    )
 
 
-def _rerun(deps: BotDeps, body: dict[str, Any], respond: Respond, client: WebClient, *, shared: bool) -> None:
+def _rerun(deps: BotDeps, body: dict[str, Any], respond: Responder, client: WebClient, *, shared: bool) -> None:
     """A button carries the command and its arguments; run it again (as the clicking user sees it)."""
     try:
         value = json.loads(body["actions"][0]["value"])
@@ -105,13 +131,14 @@ def _rerun(deps: BotDeps, body: dict[str, Any], respond: Respond, client: WebCli
     viewer = _viewer(body)
 
     # A button reruns the query: counted and timed as that command.
-    _timed(deps, command, text, lambda: _answer(deps, respond, client, command, text, viewer, shared=shared))
+    _timed(deps, body, command, text, lambda: _answer(deps, respond, client, command, text, viewer, shared=shared))
 
 
 def _answer(
-    deps: BotDeps, respond: Respond, client: WebClient, command: str, text: str, viewer: Viewer, *, shared: bool
+    deps: BotDeps, respond: Responder, client: WebClient, command: str, text: str, viewer: Viewer, *, shared: bool
 ) -> None:
     """Answer a query command (a "still loading" notice before the first graph) where it was asked."""
-    message = reply_to_command(deps, deps.snapshot(), command, text, viewer, shared=shared)
-    channel, user, attachments = viewer.channel, viewer.user, deps.attachments
-    respond_with(respond, client, message, channel=channel, user=user, shared=shared, attachments=attachments)
+    with deps.work_slots:
+        message = reply_to_command(deps, deps.snapshot(), command, text, viewer, shared=shared)
+    respond_with(respond, client, message, channel=viewer.channel, user=viewer.user, shared=shared,
+                 poster=deps.poster, what=command, attachments=deps.attachments)  # fmt: skip

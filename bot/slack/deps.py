@@ -12,6 +12,8 @@ from datetime import datetime
 from bot.model.ports import Explainer, QuestionReader
 from bot.slack.answer_slots import AnswerSlots
 from bot.slack.attachments import Attachments
+from bot.slack.claims import Claims
+from bot.slack.retrying import Poster
 from bot.telemetry.metrics import Metrics
 from graph.freshness import LagReport, StalePolicy
 from graph.review import ProposedEdge
@@ -21,7 +23,7 @@ from graph.snapshot import Snapshot
 @dataclass(frozen=True)
 class BotDeps:
     snapshot: Callable[[], Snapshot | None]  # the current snapshot; read once per request
-    claim: Callable[[str], bool]  # True for the first claim of a key on any replica (exactly-once replies)
+    claims: Claims  # an answer's keys, taken before it is posted and settled after, on every replica
     lag: Callable[[], LagReport]
     clock: Callable[[], datetime]
     metrics: Metrics
@@ -39,3 +41,4 @@ class BotDeps:
     # The optional model (ANTHROPIC_API_KEY): reads mentions' questions and phrases answers; None: the graph's own.
     explainer: Explainer | None = None
     reader: QuestionReader | None = None
+    poster: Poster = field(default_factory=Poster)  # every post of an answer, retried until it arrives

@@ -1,8 +1,10 @@
 """Events: questions in @mentions, and PagerDuty alerts in watched channels, answered in thread.
 
-Every delivery is claimed in the database first — by its event id (Slack's retries) and by the
-message it is about (the mention and its plain-message twin) — so one reply goes out, whichever
-replica receives which copy.
+Every delivery is claimed in the database first — by its event id (Slack's retries), by the
+message it is about (the mention and its plain-message twin) and, for an alert, by its incident —
+and the claim is settled by how the reply went (`bot/slack/claims`). One reply goes out, whichever
+replica receives which copy; a retry of an event whose reply never arrived is answered, one whose
+reply arrived is not.
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ from bot.query.alert import answer_alert
 from bot.query.ask import answer_ask
 from bot.query.bundle import AlertQuery
 from bot.slack.alert_message import Alert, incident_key, is_alert, parse_alert
-from bot.slack.blocks.messages import (
-    format_refusal,
-)
+from bot.slack.blocks.messages import SlackMessage, format_refusal
+from bot.slack.claims import Taken, delivering, take_all
 from bot.slack.delivery import say_in_thread
 from bot.slack.deps import BotDeps
 from bot.slack.replies import LOADING, alert_message, mention_message, model_ports
@@ -32,25 +33,30 @@ _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
 QUIET_STATUSES = frozenset({"acknowledged", "resolved"})
 
 
-def _claimed(deps: BotDeps, body: dict[str, Any], event: dict[str, Any], kind: str) -> bool:
-    """True when this replica is the one to answer; repeats and twins are counted and dropped."""
+def _claimed(deps: BotDeps, body: dict[str, Any], event: dict[str, Any], kind: str, incident: str = "") -> Taken | None:
+    """The claim when this replica is the one to answer; repeats, twins and other alerts of the same
+    incident are counted (by the key refused) and dropped."""
     event_id = str(body.get("event_id") or "")
-    if event_id and not deps.claim(f"event:{event_id}"):
-        deps.metrics.deduplicated.labels("retry").inc()
-        return False
-    if not deps.claim(f"reply:{event.get('channel')}:{event.get('ts')}"):
-        deps.metrics.deduplicated.labels("twin").inc()
-        return False
+    keys = {
+        "retry": f"event:{event_id}" if event_id else "",
+        "twin": f"reply:{event.get('channel')}:{event.get('ts')}",
+        "incident": f"incident:{incident}" if incident else "",
+    }
+    taken, refused = take_all(deps.claims, [key for key in keys.values() if key])
+    if taken is None:
+        deps.metrics.deduplicated.labels(next(why for why, key in keys.items() if key == refused)).inc()
+        return None
     deps.metrics.requests.labels(kind).inc()
-    return True
+    return taken
 
 
 def on_app_mention(body: dict[str, Any], event: dict[str, Any], client: WebClient, deps: BotDeps) -> None:
     """A question in an @mention, answered in its thread."""
-    if not _claimed(deps, body, event, "mention"):
+    taken = _claimed(deps, body, event, "mention")
+    if taken is None:
         return
-    # The graph's parts take a work slot each; the model's network waits take none.
-    with observed_query(deps.metrics, "mention", _question(event)):
+    # The graph's parts take a work slot each; the model's network waits and the post take none.
+    with observed_query(deps.metrics, "mention", _question(event)), delivering(taken):
         _answer_mention(deps, event, client)
 
 
@@ -62,12 +68,10 @@ def on_message(body: dict[str, Any], event: dict[str, Any], client: WebClient, d
     alert = parse_alert(event)
     if alert is None or alert.status in QUIET_STATUSES:
         return
-    if not _claimed(deps, body, event, "alert"):
+    taken = _claimed(deps, body, event, "alert", incident_key(alert))
+    if taken is None:
         return
-    if not deps.claim(f"incident:{incident_key(alert)}"):
-        deps.metrics.deduplicated.labels("incident").inc()
-        return
-    with observed_query(deps.metrics, "alert", _alert_name(alert)):
+    with observed_query(deps.metrics, "alert", _alert_name(alert)), delivering(taken):
         _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
 
 
@@ -89,7 +93,7 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
     channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
     snapshot = deps.snapshot()
     if snapshot is None:
-        say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
+        _say(deps, client, format_refusal(LOADING), channel, thread, "mention")
         return
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
     bundle = answer_ask(
@@ -98,7 +102,7 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
     )  # fmt: skip
     with deps.work_slots:
         message = mention_message(bundle, snapshot)
-        say_in_thread(client, message, channel=channel, thread_ts=thread, attachments=deps.attachments)
+    _say(deps, client, message, channel, thread, "mention")  # outside the slot: a retry's wait holds no CPU
 
 
 def alert_query(alert: Alert) -> AlertQuery:
@@ -108,11 +112,16 @@ def alert_query(alert: Alert) -> AlertQuery:
 def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, ts: str) -> None:
     snapshot = deps.snapshot()
     if snapshot is None:
-        say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=ts)
+        _say(deps, client, format_refusal(LOADING), channel, ts, "alert")
         return
     viewer = Viewer(channel=channel)
     now, policy = deps.clock(), deps.stale_policy
     bundle = answer_alert(snapshot, alert_query(alert), viewer, now, policy, model_ports(deps), cpu=deps.work_slots)
     with deps.work_slots:
         message = alert_message(deps, bundle, snapshot, metric="alert")
-        say_in_thread(client, message, channel=channel, thread_ts=ts, attachments=deps.attachments)
+    _say(deps, client, message, channel, ts, "alert")
+
+
+def _say(deps: BotDeps, client: WebClient, message: SlackMessage, channel: str, thread: str, what: str) -> None:
+    say_in_thread(client, message, channel=channel, thread_ts=thread, poster=deps.poster, what=what,
+                  attachments=deps.attachments)  # fmt: skip

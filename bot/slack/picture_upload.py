@@ -7,18 +7,26 @@ delays an answer; a picture that cannot be drawn or uploaded is logged, and its 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.errors import SlackClientError
 
 from bot.render.png import PictureRenderer
 from bot.slack.blocks.kit import SlackMessage
+from bot.slack.retrying import Poster, PostFailed
 
 log = logging.getLogger(__name__)
 
 
 def upload_picture(
-    renderer: PictureRenderer, client: WebClient, message: SlackMessage, *, channel: str, thread_ts: str | None
+    renderer: PictureRenderer,
+    client: WebClient,
+    message: SlackMessage,
+    *,
+    channel: str,
+    thread_ts: str | None,
+    poster: Poster | None = None,
 ) -> None:
     drawing = message.draw_picture() if message.draw_picture else None
     if drawing is None:
@@ -26,16 +34,11 @@ def upload_picture(
     png = renderer.render_png(drawing.source)
     if png is None:
         return  # the renderer logged why
+    upload: dict[str, Any] = {"channel": channel, "thread_ts": thread_ts, "file": png, "filename": drawing.filename,
+              "title": drawing.title, "alt_txt": drawing.title}  # fmt: skip
     try:
-        client.files_upload_v2(
-            channel=channel,
-            thread_ts=thread_ts,
-            file=png,
-            filename=drawing.filename,
-            title=drawing.title,
-            alt_txt=drawing.title,
-        )
-    except SlackApiError as exc:
-        log.warning("could not attach the picture in %s: %s", channel, exc.response.get("error"))
-    except (SlackClientError, OSError) as exc:
+        (poster or Poster())(lambda: client.files_upload_v2(**upload), what="picture")
+    except PostFailed as exc:
+        log.warning("could not attach the picture in %s: %s", channel, exc)
+    except SlackClientError as exc:  # the upload URL's own step, outside the Web API's errors
         log.warning("could not attach the picture in %s: %s", channel, exc)

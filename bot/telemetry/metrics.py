@@ -24,6 +24,14 @@ class Metrics:
         self.deduplicated = Counter(
             "oncall_graph_slack_deduplicated", "Slack deliveries skipped as repeats", ["kind"], registry=r
         )
+        # Answers' posts to Slack (bot/slack/retrying): retried after a failure, and given up on, by
+        # what was posted and why (Slack's error code, http_<status>, or the exception's name).
+        self.post_retries = Counter(
+            "oncall_graph_slack_post_retries", "Posts to Slack retried after a failure", ["what", "reason"], registry=r
+        )
+        self.post_failures = Counter(
+            "oncall_graph_slack_post_failures", "Posts to Slack given up on", ["what", "reason"], registry=r
+        )
         self.unresolved = Counter(
             "oncall_graph_unresolved_names", "Names that did not resolve to an entity", ["command"], registry=r
         )

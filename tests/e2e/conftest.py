@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import json
 import os
 import re
@@ -28,6 +29,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SECRET = "test-signing-secret"
 ADMIN = "UADMIN"
 ALERTS = "CALERTS"
+# Slack gives every invocation its own trigger_id, and the bot answers one once: so does each test request.
+_TRIGGERS = itertools.count(1)
+
+
+def new_trigger() -> str:
+    return f"{next(_TRIGGERS)}.{time.time_ns()}.test"
 
 
 @dataclass
@@ -60,10 +67,10 @@ class Bot:
         return self.http.post(f"{self.url}/slack/events", content=body.encode(), headers=sent)
 
     def command(self, command: str, text: str, response_url: str, *, user: str = "UUSER", channel: str = "COPS",
-                **kw: Any) -> httpx.Response:  # fmt: skip
+                trigger_id: str = "", **kw: Any) -> httpx.Response:  # fmt: skip
         form = {
             "token": "x", "team_id": "T1", "channel_id": channel, "user_id": user, "command": command,
-            "text": text, "response_url": response_url, "trigger_id": "1.2.3",
+            "text": text, "response_url": response_url, "trigger_id": trigger_id or new_trigger(),
         }  # fmt: skip
         return self.post(urlencode(form), "application/x-www-form-urlencoded", **kw)
 
@@ -75,10 +82,10 @@ class Bot:
         return self.post(json.dumps(envelope), "application/json", **headers)
 
     def action(self, action_id: str, value: str, response_url: str, *, user: str = "UUSER",
-               channel: str = "COPS") -> httpx.Response:  # fmt: skip
+               channel: str = "COPS", trigger_id: str = "") -> httpx.Response:  # fmt: skip
         payload = {
             "type": "block_actions", "team": {"id": "T1"}, "user": {"id": user}, "channel": {"id": channel},
-            "response_url": response_url, "trigger_id": "1.2.3", "api_app_id": "AOG",
+            "response_url": response_url, "trigger_id": trigger_id or new_trigger(), "api_app_id": "AOG",
             "actions": [{"action_id": action_id, "value": value, "type": "button", "block_id": "b"}],
         }  # fmt: skip
         return self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")

@@ -152,9 +152,10 @@ def test_an_unmapped_service_goes_to_its_annotated_channel_and_an_unknown_one_to
     assert "No entity named *Paymants Gatewya* in the graph" in shown and "Q4UNK" in shown
     buttons = [e for b in unknown["blocks"] if b.get("type") == "actions" for e in b["elements"]]
     assert any(json.loads(b["value"]) == {"cmd": "suspects", "name": "component:default/payments"} for b in buttons)
-    fake_slack.fail_next("chat.postMessage", status=500)
+    fake_slack.fail_next("chat.postMessage", status=500, times=4)  # every attempt the bot makes
     assert bot.pagerduty(raw(incident_event("Q5FAIL", "PAYMNTS", "Payments API")), PD_SECRET).status_code == 202
-    fake_slack.wait_for(lambda: fake_slack.calls().count("chat.postMessage") == 3, timeout=20)
+    fake_slack.wait_for(lambda: fake_slack.calls().count("chat.postMessage") == 6, timeout=20)
+    fake_slack.wait_for(lambda: "could not post PagerDuty incident Q5FAIL" in bot.output(), timeout=5)
     assert len(settle(fake_slack, 2)) == 2
     assert outcomes(bot) == {"posted": 1.0, "unresolved": 1.0, "failed": 1.0}
     assert "could not post PagerDuty incident Q5FAIL in CPAYMENTS" in bot.output()

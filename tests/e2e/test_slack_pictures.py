@@ -69,9 +69,9 @@ def test_a_failed_upload_is_logged_and_the_answer_still_arrives(
     bot_factory: Callable[..., Bot], fake_slack: FakeSlack
 ) -> None:
     bot = bot_factory()
-    fake_slack.fail_next("files.getUploadURLExternal", status=500, retry_after=None)
+    fake_slack.fail_next("files.getUploadURLExternal", status=500, retry_after=None, times=4)  # every attempt
     bot.event(pagerduty_alert("1700000900.000900"), event_id="EvPic3")
-    fake_slack.wait_for(lambda: "files.getUploadURLExternal" in fake_slack.calls(), timeout=30)
+    fake_slack.wait_for(lambda: fake_slack.calls().count("files.getUploadURLExternal") == 4, timeout=30)
     [reply] = fake_slack.posted("chat.postMessage")
     assert "antifraud" in text_of(reply)
     deadline = time.monotonic() + 10

@@ -2,15 +2,20 @@
 
 Point `WebClient(base_url=fake.url)` (or SLACK_API_URL) at it. It answers the methods the bot uses
 the way Slack does (HTTP 200 with `ok: false` for API errors, 429 + Retry-After when rate limited),
-records every request, serves the upload URLs of `files_upload_v2` and the `response_url`s of slash
-commands, and wakes `wait_for` on each request so tests never sleep or poll.
+records every request (with the moment it arrived), serves the upload URLs of `files_upload_v2` and
+the `response_url`s of slash commands, and wakes `wait_for` on each request so tests never sleep or
+poll. `fail_next` makes the next request for a name fail as Slack or a network can: `ok: false` with
+an error, an HTTP status (with Retry-After), or a connection reset before any answer.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import socket
+import struct
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,6 +57,7 @@ class Request:
     accepted: bool  # Slack would have acted on it: HTTP 200 and, for API methods, `ok: true`
     raw: bytes = b""
     reply: Json | None = None
+    at: float = 0.0  # time.monotonic() when it arrived: the fake's own clock for the gaps between retries
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,9 @@ class Answer:
     body: bytes
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "application/json; charset=utf-8"
+
+
+RESET = Answer(0, b"")  # no answer at all: the connection is reset (RST) once the request is read
 
 
 @dataclass
@@ -76,12 +85,29 @@ class FakeSlack:
         """A `response_url` to put in a slash-command payload; POSTs to it show up in `responses(name)`."""
         return f"{self.url}response/{name}"
 
-    def fail_next(self, name: str, status: int = 429, retry_after: int | None = 1) -> None:
-        """Answer the next request for `name` with `status` (and Retry-After) instead of serving it."""
-        error = "ratelimited" if status == 429 else "internal_error"
+    def fail_next(
+        self,
+        name: str,
+        status: int = 429,
+        retry_after: int | None = 1,
+        *,
+        error: str = "",
+        reset: bool = False,
+        times: int = 1,
+    ) -> None:
+        """Answer the next `times` requests for `name` with `status` (and Retry-After) instead of serving
+        them: `ok: false` with `error` (by default `ratelimited` for 429, else `internal_error`; a 200
+        with an error is how Slack refuses a call), or with `reset` no answer but a reset connection."""
+        error = error or ("ratelimited" if status == 429 else "internal_error")
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+        failure = RESET if reset else _json(status, {"ok": False, "error": error}, headers)
         with self._changed:
-            self._failures.setdefault(name, deque()).append(_json(status, {"ok": False, "error": error}, headers))
+            self._failures.setdefault(name, deque()).extend([failure] * times)
+
+    def attempts(self, name: str) -> list[Request]:
+        """Every request for `name`, failed ones included, in arrival order."""
+        with self._changed:
+            return [r for r in self.requests if r.name == name]
 
     def calls(self) -> list[str]:
         """Every request's name in arrival order, refused and failed ones included."""
@@ -165,9 +191,10 @@ class FakeSlack:
             answer = Answer(200, b"ok", content_type="text/plain")
         else:
             answer = _json(200, self._reply(name, body))
-        reply = json.loads(answer.body) if answer.content_type.startswith("application/json") else None
+        json_body = answer.content_type.startswith("application/json") and answer.body
+        reply = json.loads(answer.body) if json_body else None
         accepted = answer.status == 200 and (reply is None or reply.get("ok") is True)
-        self.requests.append(Request(name, body, headers, accepted, raw, reply))
+        self.requests.append(Request(name, body, headers, accepted, raw, reply, time.monotonic()))
         return answer
 
     def _reply(self, name: str, body: Json) -> Json:
@@ -278,6 +305,10 @@ def slack_api(*, require_token: bool = True) -> Iterator[FakeSlack]:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             headers = {k.lower(): v for k, v in self.headers.items()}
             answer = state.answer(parts.path, parts.query, headers, raw)
+            if answer is RESET:  # closed with SO_LINGER 0: the client reads a reset, not an answer
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+                return
             send(self, answer.status, answer.body, answer.content_type, answer.headers)
 
         do_GET = do_POST = do_PUT = _serve

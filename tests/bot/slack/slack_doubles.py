@@ -88,3 +88,22 @@ class RecordingClient:
 
     def files_upload_v2(self, **kwargs: Any) -> SlackResponse:
         return self._call("files_upload_v2", kwargs, {"ok": True, "files": [{"id": "F1"}]})
+
+
+@dataclass
+class MemoryClaims:
+    """Delivery claims kept in a dict, with the states of `sync/store/deliveries.py` (claimed, then
+    delivered or failed; only a failed key is taken again). The store itself is tested on SQLite and
+    PostgreSQL, and end to end through the bot; here a handler's use of it is looked at."""
+
+    states: dict[str, str] = field(default_factory=dict)
+
+    def take(self, key: str) -> bool:
+        if self.states.get(key) in ("claimed", "delivered"):
+            return False
+        self.states[key] = "claimed"
+        return True
+
+    def settle(self, key: str, delivered: bool) -> None:
+        if self.states.get(key) == "claimed":
+            self.states[key] = "delivered" if delivered else "failed"

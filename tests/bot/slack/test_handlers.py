@@ -14,12 +14,14 @@ from typing import Any
 import pytest
 
 from bot.slack import commands, events, review_actions
+from bot.slack.claims import Claims
 from bot.slack.deps import BotDeps
 from bot.slack.replies import BLAST, LOADING, SUSPECTS
+from bot.slack.retrying import Poster, RetryPolicy
 from bot.telemetry.metrics import Metrics
 from graph.freshness import StalePolicy, judge
 from graph.review import ChunkRef, ProposedEdge, ReviewError
-from tests.bot.slack.slack_doubles import RecordingAck, RecordingClient, RecordingRespond
+from tests.bot.slack.slack_doubles import MemoryClaims, RecordingAck, RecordingClient, RecordingRespond
 from tests.graph.builders import BUILT_AT, chain
 
 NOW = BUILT_AT + timedelta(minutes=3)
@@ -29,18 +31,11 @@ Json = dict[str, Any]
 
 
 def make_deps(**overrides: Any) -> BotDeps:
-    claimed: set[str] = set()
-
-    def claim(key: str) -> bool:
-        if key in claimed:
-            return False
-        claimed.add(key)
-        return True
-
+    memory = MemoryClaims()
     built = chain("checkout", "payments", "redis")
     values: dict[str, Any] = {
         "snapshot": lambda: built,
-        "claim": claim,
+        "claims": Claims(memory.take, memory.settle),
         "lag": lambda: judge([], NOW, StalePolicy()),
         "clock": lambda: NOW,
         "metrics": Metrics(),
@@ -142,6 +137,63 @@ def test_a_mention_is_answered_in_its_thread_once_whatever_slack_repeats() -> No
     assert "checkout" in shown(reply)
     assert counted(deps, "oncall_graph_slack_deduplicated_total", {"kind": "retry"}) == 1
     assert counted(deps, "oncall_graph_slack_deduplicated_total", {"kind": "twin"}) == 1
+
+
+QUICK = Poster(policy=RetryPolicy(sleep=lambda _s: None))  # retried at once: these tests look at the claims
+
+
+def test_a_mention_whose_reply_never_arrived_is_answered_on_slacks_retry_and_only_then() -> None:
+    memory = MemoryClaims()
+    deps, client = make_deps(claims=Claims(memory.take, memory.settle), poster=QUICK), RecordingClient()
+    event, body = mention("1700000000.000200"), {"event_id": "EvF"}
+    for _ in range(QUICK.policy.attempts):
+        client.fail_next("chat_postMessage", {"ok": False, "error": "internal_error"})
+    events.on_app_mention(body, event, client, deps)
+    assert client.posted() == [] and client.attempts.count("chat_postMessage") == QUICK.policy.attempts
+    assert memory.states["event:EvF"] == "failed"
+    events.on_app_mention(body, event, client, deps)  # Slack's retry: answered
+    events.on_app_mention(body, event, client, deps)  # and the next one: already delivered
+    [reply] = client.posted()
+    assert reply["thread_ts"] == "1700000000.000200"
+    assert memory.states["event:EvF"] == memory.states["reply:COPS:1700000000.000200"] == "delivered"
+
+
+def test_a_failed_first_post_is_retried_and_the_mention_answered_once() -> None:
+    memory, metrics = MemoryClaims(), Metrics()
+    poster = Poster(metrics, QUICK.policy)
+    deps = make_deps(claims=Claims(memory.take, memory.settle), poster=poster, metrics=metrics)
+    client, event = RecordingClient(), mention("1700000000.000300")
+    client.fail_next("chat_postMessage", {"ok": False, "error": "ratelimited", "status": 429,
+                                          "headers": {"Retry-After": "1"}})  # fmt: skip
+    events.on_app_mention({"event_id": "EvR"}, event, client, deps)
+    events.on_app_mention({"event_id": "EvR"}, event, client, deps)
+    assert len(client.posted()) == 1 and memory.states["event:EvR"] == "delivered"
+    assert counted(deps, "oncall_graph_slack_post_retries_total", {"what": "mention", "reason": "ratelimited"}) == 1
+
+
+def test_a_replayed_command_is_answered_once_unless_its_answer_never_arrived() -> None:
+    memory = MemoryClaims()
+    deps, client = make_deps(claims=Claims(memory.take, memory.settle), poster=QUICK), RecordingClient()
+    respond = RecordingRespond()
+    commands.on_query_command(RecordingAck(), command("redis", trigger="7.1"), respond, client, deps, name=BLAST)
+    commands.on_query_command(RecordingAck(), command("redis", trigger="7.1"), respond, client, deps, name=BLAST)
+    assert len(respond.sent) == 1
+    assert counted(deps, "oncall_graph_slack_deduplicated_total", {"kind": "replay"}) == 1
+    for _ in range(QUICK.policy.attempts):
+        respond.fail_next(503)
+    commands.on_query_command(RecordingAck(), command("redis", trigger="7.2"), respond, client, deps, name=BLAST)
+    assert len(respond.sent) == 1 and memory.states["command:7.2"] == "failed"
+    commands.on_query_command(RecordingAck(), command("redis", trigger="7.2"), respond, client, deps, name=BLAST)
+    assert len(respond.sent) == 2 and memory.states["command:7.2"] == "delivered"
+
+
+def test_an_error_while_answering_settles_the_claim_failed_and_is_raised() -> None:
+    memory = MemoryClaims()
+    deps, client = make_deps(claims=Claims(memory.take, memory.settle), poster=QUICK), RecordingClient()
+    client.fail_next("chat_postMessage", RuntimeError("a bug"))
+    with pytest.raises(RuntimeError):
+        events.on_app_mention({"event_id": "EvX"}, mention("1700000000.000400"), client, deps)
+    assert memory.states["event:EvX"] == "failed"
 
 
 def alert(ts: str, *, channel: str = ALERTS, status: str = "Triggered") -> Json:
