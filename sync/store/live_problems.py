@@ -26,7 +26,7 @@ def live_problems(conn: Connection) -> dict[str, SourceProblems]:
     for source, count in counts:
         query = select(f.c.kind, f.c.payload).where(f.c.source == source, *live).order_by(f.c.id)
         decoder = FactDecoder(source)
-        decoder.add(conn.execute(query.limit(PROBLEMS_DECODED)).tuples())
+        decoder.add((kind, payload) for kind, payload in conn.execute(query.limit(PROBLEMS_DECODED)))
         problems = decoder.facts().problems
         found[source] = gather(problems, unread=max(int(count) - len(problems), 0))
     return found
