@@ -124,3 +124,20 @@ def test_an_unreadable_file_fails_the_source_and_names_the_file(store: Store, ca
     assert lag.state == FAILING and "catalog/edge.yaml" in lag.last_error
     assert lag.read_problems is not None
     assert any(p.where.startswith("catalog/edge.yaml") and p.severity == "error" for p in lag.read_problems.shown)
+
+
+def test_a_source_whose_first_attempt_failed_is_never_synced_with_the_reason_in_every_front(
+    store: Store, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-catalog"
+    name, answer = lag_after_sync(store, missing)
+    report = answer.report  # type: ignore[attr-defined]
+    [judged, never] = lag_json(report)["sources"]
+    assert judged["name"] == name and judged["never_synced"] is True and judged["stale"] is True
+    assert str(missing) in judged["last_error"]
+    assert never["name"] == "docs:never" and never["never_synced"] is True
+    slack = str(format_lag(report).blocks)
+    assert "never synced (its first attempt failed)" in slack and str(missing) in slack
+    assert "docs:never* — never synced" in slack
+    text = "\n".join(str(line) for line in _lag_lines(lag_json(report)))
+    assert "never synced" in text and str(missing) in text
