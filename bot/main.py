@@ -94,10 +94,10 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
     policy = settings.stale_policy()
 
     def lag() -> LagReport:
-        # /graph-lag, /metrics and the lag alerts: the lag answer's judged sources (a configured source
-        # not yet synced shows once the first sync records it).
+        # /graph-lag and /metrics: the lag answer, as `oncall-graph lag` gives it (the judged sources,
+        # the configured ones never synced, each applied read's problems).
         marks = [state.mark() for state in store.source_states().values()]
-        return answer_lag(marks, names, clock(), policy).report
+        return answer_lag(marks, names, clock(), policy, store.live_problems()).report
 
     replica = replica_name()
     reviews = ReviewStore(store)

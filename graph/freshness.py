@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from graph.facts import SourceMark
+from graph.source_problems import SourceProblems
 
 DEFAULT_STALE_INTERVALS = 3
 OK, OVERDUE, FAILING, HELD = "ok", "stale", "failing", "held"
@@ -54,6 +55,15 @@ class SourceLag:
     pushed: bool = False
     last_refused: str = ""  # a pushed source's last refused delivery, and why
     last_refused_at: datetime | None = None
+    # What was wrong in its applied read (junk documents, bad names, refused symlinks, unread files):
+    # shown by every lag front. Only an unread file fails the source (its `last_error` says so).
+    read_problems: SourceProblems | None = None
+
+    @property
+    def never_synced(self) -> bool:
+        """Registered by a first attempt that failed (`last_error` says why), never applied; a pushed
+        source waiting for its first event is not "never synced"."""
+        return self.last_success is None and not self.pushed
 
     @property
     def ok(self) -> bool:
@@ -77,11 +87,12 @@ class SourceLag:
 @dataclass(frozen=True, slots=True)
 class LagReport:
     sources: tuple[SourceLag, ...]
+    never_synced: tuple[str, ...] = ()  # configured, and no attempt recorded yet
 
     @property
     def stale(self) -> bool:
-        """The overall verdict: any source past its limit, failing or held."""
-        return any(not s.ok for s in self.sources)
+        """The overall verdict: any source past its limit, failing or held, or configured and never synced."""
+        return bool(self.never_synced) or any(not s.ok for s in self.sources)
 
     @property
     def unhealthy(self) -> tuple[SourceLag, ...]:

@@ -17,7 +17,7 @@ import orjson
 
 from graph.facts import Problem, SourceFacts
 from sync.sources.reading.textfiles import is_url
-from sync.sources.reading.yaml_documents import is_read_failure
+from sync.sources.reading.yaml_documents import is_empty_file, is_read_failure
 from sync.sources.registry import WALKERS, SourceSpec
 from sync.store.fact_codec import PROBLEM, EncodedFacts, Row, encode_rows
 
@@ -45,7 +45,10 @@ def keep_unread_files(
     if spec.kind in WALKERS or is_url(spec.location):
         return KeptFiles(facts)  # one body or one API walk: a failed read keeps everything already
     failures = _read_failures(facts.problems)
-    if not failures and count >= stored_count:
+    # A file emptied in the same read in which another grew leaves the count as it was: the reader's
+    # note for a file with no documents sends the read on to the per-file comparison all the same.
+    told_empty = any(is_empty_file(p) for p in facts.problems)
+    if not failures and not told_empty and count >= stored_count:
         return KeptFiles(facts)  # no file failed and none can have been emptied
     rows = list(facts.rows) if isinstance(facts, EncodedFacts) else list(encode_rows(facts))
     read_files = {file for row in rows if row[0] != PROBLEM and (file := row_file(row))}

@@ -173,8 +173,8 @@ def _sync_lines(data: dict[str, Any]) -> list[Text]:
 
 def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> dict[str, Any]:
     marks = [state.mark() for state in store.source_states().values()]
-    answer = answer_lag(marks, [s.name for s in specs], clock(), stale_policy(settings))
-    return render_json.lag_json(answer.report, answer.never_synced)
+    answer = answer_lag(marks, [s.name for s in specs], clock(), stale_policy(settings), store.live_problems())
+    return render_json.lag_json(answer.report)
 
 
 def _lag_lines(data: dict[str, Any]) -> list[Text]:
@@ -183,7 +183,7 @@ def _lag_lines(data: dict[str, Any]) -> list[Text]:
         if s.get("pushed"):
             lines.append(_pushed_lag_line(s))
             continue
-        age = "never" if s["age_seconds"] is None else render_text.format_age(s["age_seconds"])
+        age = "never synced" if s["age_seconds"] is None else render_text.format_age(s["age_seconds"])
         style = "bold red" if s["stale"] else "green"
         threshold = s["threshold_seconds"]
         limit = "" if threshold is None else f" (limit {render_text.format_age(threshold)})"
@@ -191,6 +191,7 @@ def _lag_lines(data: dict[str, Any]) -> list[Text]:
         held = f"  held for review: {s['held']}" if s["held"] else ""
         lines.append(Text(f"{s['state'].upper():>7}  {s['name']}  age {age}{limit}{extra}{held}", style=style))
         lines += [Text(f"         {problem}", style="yellow") for problem in s["problems"]]
+        lines += render_text.render_read_problems(s["read_problems"])
     lines.append(Text("graph is stale" if data["stale"] else "all sources fresh", style="bold"))
     return lines
 

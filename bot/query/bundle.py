@@ -134,9 +134,12 @@ class LintAnswer:
 class LagAnswer:
     """How fresh each source is: the sources judged, and those configured that never synced once."""
 
-    report: LagReport
-    never_synced: tuple[str, ...] = ()
+    report: LagReport  # its `never_synced` holds the configured sources with no attempt recorded
+
+    @property
+    def never_synced(self) -> tuple[str, ...]:
+        return self.report.never_synced
 
     @property
     def stale(self) -> bool:
-        return self.report.stale or bool(self.never_synced)
+        return self.report.stale

@@ -9,12 +9,14 @@ from typing import Any
 from bot.render.freshness import Freshness
 from graph.blast import BlastRadius
 from graph.edges import EdgeFacts
+from graph.facts import Problem
 from graph.freshness import OVERDUE, LagReport, SourceLag
 from graph.hygiene import LintReport
 from graph.naming.names import Resolution
 from graph.passages import CitedPassage
 from graph.paths import CitedPath
 from graph.questions.ask import Answer
+from graph.source_problems import SourceProblems, place
 from graph.suspects import SuspectDeploy, Suspects
 
 Json = dict[str, Any]
@@ -192,22 +194,41 @@ def lint_json(report: LintReport) -> Json:
     }
 
 
-def lag_json(report: LagReport, never_synced: Sequence[str]) -> Json:
+def lag_json(report: LagReport) -> Json:
     """`oncall-graph lag --json` and the MCP lag tool: each source judged, then those configured that never
-    synced. Times as Python writes them (`+00:00`), as this report always has."""
+    synced. Times as Python writes them (`+00:00`), as this report always has.
+
+    `problems` are a held change's; `read_problems` those of the applied read (bounded: `shown`, and
+    `more` not shown); `never_synced` marks a source with nothing applied yet (its `last_error` says why
+    when the first attempt failed)."""
     sources = [_source_lag_json(s) for s in report.sources] + [
         {"name": n, "last_success": None, "last_error": "never synced", "age_seconds": None, "stale": True,
-         "state": OVERDUE, "threshold_seconds": None, "held": "", "problems": []}
-        for n in never_synced
+         "state": OVERDUE, "threshold_seconds": None, "held": "", "problems": [], "never_synced": True,
+         "read_problems": read_problems_json(None)}
+        for n in report.never_synced
     ]  # fmt: skip
-    return {"sources": sources, "stale": report.stale or bool(never_synced)}
+    return {"sources": sources, "stale": report.stale}
+
+
+def read_problems_json(found: SourceProblems | None) -> Json:
+    if found is None:
+        return {"total": 0, "errors": 0, "skipped": 0, "more": 0, "shown": []}
+    return {"total": found.total, "errors": found.errors, "skipped": found.skipped, "more": found.more,
+            "shown": [problem_json(p) for p in found.shown]}  # fmt: skip
+
+
+def problem_json(problem: Problem) -> Json:
+    at = place(problem.where)
+    return {"where": problem.where, "file": at.file, "line": at.line, "document": at.document,
+            "field": problem.field, "severity": problem.severity, "message": problem.message}  # fmt: skip
 
 
 def _source_lag_json(s: SourceLag) -> Json:
     judged: Json = {"name": s.name, "last_success": _isoformat(s.last_success), "last_error": s.last_error,
                     "age_seconds": s.age_seconds, "stale": not s.ok, "state": s.state,
                     "threshold_seconds": s.threshold_seconds, "held": s.held_reason,
-                    "problems": list(s.problems)}  # fmt: skip
+                    "problems": list(s.problems), "never_synced": s.never_synced,
+                    "read_problems": read_problems_json(s.read_problems)}  # fmt: skip
     if s.pushed:
         refused = {"at": _isoformat(s.last_refused_at), "why": s.last_refused} if s.last_refused else None
         judged |= {"pushed": True, "last_event": _isoformat(s.last_success), "last_refused": refused}

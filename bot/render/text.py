@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import groupby
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from rich.text import Text
 
@@ -20,17 +20,18 @@ from bot.model.ports import Phrasing
 from bot.render.freshness import Freshness
 from bot.render.labels import labelled_lines
 from bot.render.wording import format_age as format_age  # re-exported: bot.cli.main reads it from here
+from bot.render.wording import more_problems, problem_text, problems_heading, window_span
 from bot.render.wording import summarized as _summarized
-from bot.render.wording import window_span
 from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
-from graph.facts import Deploy
+from graph.facts import Deploy, Problem
 from graph.hygiene import LintReport
 from graph.naming.names import Resolution
 from graph.naming.refs import short_name
 from graph.passages import CitedPassage, snippet
 from graph.paths import CitedPath, chain_text
 from graph.questions.ask import Answer
+from graph.source_problems import SourceProblems
 from graph.suspects import Suspects
 
 PER_GROUP = 15
@@ -230,4 +231,19 @@ def render_lint(report: LintReport) -> list[Text]:
         lines += [Text(f"  {item}") for item in items]
     lines.append(skipped)
     lines += [Text(f"  {p.where}", style="dim") for p in report.not_descriptors]
+    return lines
+
+
+@_terminal_safe
+def render_read_problems(found: Mapping[str, Any]) -> list[Text]:
+    """`oncall-graph lag`: a source's applied read's problems (its `--json` `read_problems`), bounded."""
+    if not found["total"] and not found["skipped"]:
+        return []
+    shown = tuple(Problem(p["where"], p["message"], p["field"], p["severity"]) for p in found["shown"])
+    problems = SourceProblems(found["total"], found["errors"], shown, found["skipped"])
+    style = "red" if problems.errors else "yellow"
+    lines = [Text(f"         {problems_heading(problems)}", style=style)]
+    lines += [Text(f"           {problem_text(p)}", style=style) for p in shown]
+    if more := more_problems(problems):
+        lines.append(Text(f"           {more}", style="dim"))
     return lines

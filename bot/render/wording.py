@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from graph.facts import Problem
+from graph.source_problems import SourceProblems, place
+
 
 def format_age(seconds: float) -> str:
     seconds = max(seconds, 0.0)
@@ -44,3 +47,23 @@ def window_token(window: timedelta) -> str:
         if seconds and seconds % size == 0:
             return f"{seconds // size}{unit}"
     return f"{max(seconds, 1)}s"
+
+
+def problem_text(problem: Problem) -> str:
+    """`error: catalog/shop.yaml document 2, field kind: missing or empty kind: skipped` — the file, its
+    line or document, and the field, in every lag front."""
+    field = f", field {problem.field}" if problem.field else ""
+    return f"{problem.severity}: {place(problem.where)}{field}: {problem.message}"
+
+
+def problems_heading(found: SourceProblems) -> str:
+    """`3 problems in its last applied read (1 error; 2 files no descriptors, skipped)`."""
+    parts = [plural(found.errors, "error")] if found.errors else []
+    if found.skipped:
+        parts.append(f"{plural(found.skipped, 'document')} not a descriptor, skipped")
+    detail = f" ({'; '.join(parts)})" if parts else ""
+    return f"{plural(found.total, 'problem')} in its last applied read{detail}"
+
+
+def more_problems(found: SourceProblems) -> str:
+    return f"… and {found.more} more (oncall-graph lint lists them all)" if found.more else ""

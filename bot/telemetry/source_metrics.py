@@ -11,13 +11,14 @@ from collections.abc import Callable, Iterator
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from graph.freshness import STATES, LagReport
+from graph.freshness import OVERDUE, STATES, LagReport
 
 log = logging.getLogger(__name__)
 AGE = "oncall_graph_source_age_seconds"
 STALE = "oncall_graph_source_stale"
 HELD = "oncall_graph_source_held"
 STATE = "oncall_graph_source_state"
+PROBLEMS = "oncall_graph_source_problems"
 
 
 def _families() -> tuple[GaugeMetricFamily, ...]:
@@ -31,7 +32,13 @@ def _families() -> tuple[GaugeMetricFamily, ...]:
         "1 for the source's current state (ok, stale, failing, held), 0 for the others",
         labels=["source", "state"],
     )
-    return age, stale, held, state
+    problems = GaugeMetricFamily(
+        PROBLEMS,
+        "Problems in the source's last applied read, by severity (error: a part dropped or a file unread;"
+        " warning: used with a caveat; note: no descriptor, skipped)",
+        labels=["source", "severity"],
+    )
+    return age, stale, held, state, problems
 
 
 class SourceAgeCollector:
@@ -45,7 +52,7 @@ class SourceAgeCollector:
         yield from _families()
 
     def collect(self) -> Iterator[Metric]:
-        age, stale, held, state = _families()
+        age, stale, held, state, problems = _families()
         try:
             report = self._lag()
         except Exception:  # a database hiccup must not fail the whole scrape
@@ -58,4 +65,13 @@ class SourceAgeCollector:
             held.add_metric([source.name], 1.0 if source.held else 0.0)
             for name in STATES:  # every state, so a query sees a source leave one as well as enter it
                 state.add_metric([source.name, name], 1.0 if source.state == name else 0.0)
-        yield from (age, stale, held, state)
+            found = source.read_problems
+            errors, warnings, notes = (found.errors, found.total - found.errors, found.skipped) if found else (0, 0, 0)
+            for severity, count in (("error", errors), ("warning", warnings), ("note", notes)):
+                problems.add_metric([source.name, severity], float(count))
+        for name in report.never_synced:  # configured, no attempt recorded yet: stale, as every front says
+            stale.add_metric([name], 1.0)
+            held.add_metric([name], 0.0)
+            for state_name in STATES:
+                state.add_metric([name, state_name], 1.0 if state_name == OVERDUE else 0.0)
+        yield from (age, stale, held, state, problems)

@@ -31,7 +31,7 @@ from sync.sources.catalog_fetch import (
 from sync.sources.catalog_refs import KIND_FIELDS, RefReadings, parse_ref_edges, unread_ref_fields
 from sync.sources.catalog_relations import stated_relations, unstated_by_spec
 from sync.sources.reading.shown import shown
-from sync.sources.reading.yaml_documents import PARALLEL_MIN_BYTES, YamlDocuments, map_yaml_files
+from sync.sources.reading.yaml_documents import NO_DOCUMENTS, PARALLEL_MIN_BYTES, YamlDocuments, map_yaml_files
 from sync.store.fact_codec import ALIAS, ASSERTION, ENTITY, PROBLEM, EncodedFacts, Row, RowWriter
 
 __all__ = [
@@ -189,6 +189,10 @@ def _file_rows(source: str, loaded: YamlDocuments) -> _FileRows:
         (entity,) = writer.rows(ENTITY, (parsed.entity,))
         assertions, aliases = writer.rows(ASSERTION, parsed.assertions), writer.rows(ALIAS, parsed.aliases)
         documents.append(_DocumentRows(locator, parsed.entity.ref, parsed.problems, entity, assertions, aliases, links))
+    if not loaded.documents and not loaded.problems:
+        # Told, not only seen as missing facts: the kept-files rule then looks for an emptied file even
+        # when another file grew in the same read and the source's count did not fall.
+        return _FileRows((Problem(loaded.name, NO_DOCUMENTS, "", NOTE),), documents)
     return _FileRows(loaded.problems, documents)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from graph.facts import Assertion, Citation, Problem, SourceFacts
 from graph.relations import DEPENDS_ON, OWNED_BY
+from sync.sources.reading.folder_walk import walk_folder
 from sync.sources.runbook_passages import split_passages
 from sync.sources.runbook_text import Paragraph, split_paragraphs, split_sentences
 
@@ -116,15 +117,15 @@ def read_runbooks(source: str, location: str, *, trusted: bool = True) -> Source
     Raises FileNotFoundError when `location` does not exist; a file that cannot be read or is not UTF-8
     text becomes a Problem naming it, and the other files are still read.
     """
-    found = find_runbooks(location)
+    found, refused = walk_runbooks(location)
     if not found:
         problem = Problem(location, f"no runbooks ({', '.join('*' + s for s in SUFFIXES)}) in this folder")
-        return SourceFacts(source, problems=(problem,))
+        return SourceFacts(source, problems=(*refused, problem))
     parts = [_read_one(source, name, path, held=not trusted) for name, path in found]
     return SourceFacts(
         source,
         assertions=tuple(a for part in parts for a in part.assertions),
-        problems=tuple(p for part in parts for p in part.problems),
+        problems=refused + tuple(p for part in parts for p in part.problems),
         passages=tuple(p for part in parts for p in part.passages),
     )
 
@@ -136,20 +137,36 @@ def read_untrusted_runbooks(source: str, location: str) -> SourceFacts:
 
 def find_runbooks(location: str) -> list[tuple[str, Path]]:
     """(citation name, path) of each runbook at `location`: a file as given, or a folder's files by name."""
+    return walk_runbooks(location)[0]
+
+
+def walk_runbooks(location: str) -> tuple[list[tuple[str, Path]], tuple[Problem, ...]]:
+    """The runbooks at `location` (sorted by name), and the symlinks refused on the way.
+
+    A folder is walked as a catalog folder is (`folder_walk`): symlinks followed only inside it and
+    never twice; a loop, a link out of the folder or a dangling link is a problem naming it.
+    """
     path = Path(location)
     if path.is_file():
-        return [(location, path)]
+        return [(location, path)], ()
     if not path.is_dir():
         raise FileNotFoundError(f"runbook location {location} does not exist")
-    base = Path(os.path.abspath(location)).parent
-    found: list[tuple[str, Path]] = []
-    for folder, dirs, files in os.walk(os.path.abspath(location)):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]  # .git and friends hold no runbooks
-        for file in files:
-            if file.lower().endswith(SUFFIXES) and not file.startswith("."):
-                full = Path(folder, file)
-                found.append((full.relative_to(base).as_posix(), full))
-    return sorted(found)
+    folder = Path(os.path.abspath(location))
+    prefix = folder.name
+
+    def named(relative: str) -> str:
+        return f"{prefix}/{relative}"
+
+    walked = walk_folder(folder, _is_runbook_file, _is_hidden, named)
+    return sorted((named(relative), full) for relative, full in walked.files), walked.problems
+
+
+def _is_runbook_file(name: str) -> bool:
+    return name.lower().endswith(SUFFIXES) and not name.startswith(".")
+
+
+def _is_hidden(name: str) -> bool:
+    return name.startswith(".")  # .git and friends hold no runbooks
 
 
 def parse_runbook(source: str, name: str, data: bytes, *, held: bool = False) -> SourceFacts:

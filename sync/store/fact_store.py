@@ -17,11 +17,13 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from graph.facts import SourceFacts, SourceMark
+from graph.source_problems import SourceProblems
 from sync.collector import collector_paused
 from sync.store import schema
 from sync.store.bulk_read import select_batches
 from sync.store.bulk_write import insert_rows
 from sync.store.fact_codec import ASSERTION, PROBLEM, EncodedFacts, FactDecoder, Row, encode_rows
+from sync.store.live_problems import live_problems
 
 CHUNK = 5_000
 HELD_PROBLEMS_READ, HELD_PROBLEMS_KEPT = 500, 5  # a held read's problems shown beside it, of those read
@@ -178,6 +180,12 @@ class Store:
                 f.c.source == name, f.c.kind != PROBLEM, f.c.valid_to.is_(None)
             )
             return [(kind, key, payload) for kind, key, payload in conn.execute(query).all()]
+
+    def live_problems(self) -> dict[str, SourceProblems]:
+        """The problems of each source's applied read (junk documents, bad names, refused symlinks,
+        unread files), counted, the first few kept: what the lag fronts show."""
+        with self.engine.connect() as conn:
+            return live_problems(conn)
 
     def retired_edge_count(self) -> int:
         """Edge facts (assertions) retired over the stored history, every source together."""

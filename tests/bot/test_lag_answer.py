@@ -41,11 +41,12 @@ def test_with_nothing_configured_every_stored_source_is_judged() -> None:
 
 def test_the_json_lists_the_never_synced_after_the_judged_and_calls_the_graph_stale() -> None:
     answer = answer_lag(MARKS[1:2], ["catalog:repo", "docs:runbooks"], NOW, POLICY)
-    data = lag_json(answer.report, answer.never_synced)
+    data = lag_json(answer.report)
     assert [s["name"] for s in data["sources"]] == ["catalog:repo", "docs:runbooks"]
     assert data["sources"][0]["last_success"] == (NOW - timedelta(minutes=1)).isoformat()
     assert data["sources"][1] == {
         "name": "docs:runbooks", "last_success": None, "last_error": "never synced", "age_seconds": None,
         "stale": True, "state": "stale", "threshold_seconds": None, "held": "", "problems": [],
+        "never_synced": True, "read_problems": {"total": 0, "errors": 0, "skipped": 0, "more": 0, "shown": []},
     }  # fmt: skip
     assert data["stale"] is True

@@ -125,3 +125,20 @@ def test_a_new_broken_file_with_nothing_to_keep_still_fails_the_source(store: St
     outcome, error = sync(store, catalog, 5)
     assert outcome == FAILED and "catalog/new.yaml" in error and "no earlier facts to keep" in error
     assert has_redis(store)
+
+
+def test_a_file_emptied_while_another_grows_keeps_its_entities(store: Store, catalog: Path) -> None:
+    """The read's count does not fall (the new file adds more than the emptied one held), yet the
+    emptied file is caught: its entities stay and the source fails naming it."""
+    assert sync(store, catalog, 0) == (APPLIED, "")
+    (catalog / "edge.yaml").write_text("")
+    grown = "".join(
+        f"---\napiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata: {{name: extra-{i}}}\n"
+        f"spec: {{type: service, lifecycle: production, owner: group:default/platform}}\n"
+        for i in range(40)
+    )
+    (catalog / "storefront.yaml").write_text((ACME / "storefront.yaml").read_text() + grown)
+    outcome, error = sync(store, catalog, 5)
+    assert outcome == FAILED and "catalog/edge.yaml" in error and "emptied" in error
+    assert has_redis(store)
+    assert verdict(store, 5) == FAILING

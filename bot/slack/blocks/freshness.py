@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from bot.render.freshness import Freshness
-from bot.render.wording import format_age, plural, utc
+from bot.render.wording import format_age, more_problems, plural, problem_text, problems_heading, utc
 from bot.slack.blocks.kit import (
     TEXT_BUDGET,
     Block,
@@ -24,6 +24,7 @@ from bot.slack.blocks.kit import (
 from graph.freshness import FAILING, HELD, OK, OVERDUE, LagReport, LagTransition, SourceLag
 
 ERROR_CHARS = 300
+PROBLEM_CHARS = 200  # each read problem's line: ten of them stay inside one section
 WARNED_SOURCES = 5
 
 
@@ -67,6 +68,7 @@ def format_lag(
     """
     held = dict(held or {})
     unhealthy = [f"{s.name} ({s.state})" for s in report.unhealthy] + [f"{n} ({HELD})" for n in sorted(held)]
+    unhealthy += [f"{n} (never synced)" for n in report.never_synced]
     verdict = f"⚠ *graph is stale*: {escape(', '.join(unhealthy))}" if unhealthy else "✅ *all sources fresh*"
     head = [header("Graph lag"), section(verdict)]
     tail = [section(_hygiene_line(hygiene))] if hygiene else []
@@ -76,6 +78,7 @@ def format_lag(
     lines += [
         f"⏸ HELD *{escape(n)}* — change held for review: {escape(r[:ERROR_CHARS])}" for n, r in sorted(held.items())
     ]
+    lines += [f"{_FLAGS[OVERDUE]} *{escape(n)}* — never synced (no attempt recorded yet)" for n in report.never_synced]
     if not lines:
         lines = ["_no sources configured_"]
     room = TEXT_BUDGET - text_length(head + tail) - 100
@@ -84,6 +87,7 @@ def format_lag(
     if shown < len(lines):
         body.append(section(f"_… and {len(lines) - shown} more sources (`oncall-graph lag` lists all)_"))
     text = f"all {plural(len(report.sources), 'source')} fresh" if report.sources else "no sources configured"
+    text = text if report.sources or not report.never_synced else "no source synced yet"
     text = f"graph is stale: {', '.join(unhealthy)}" if unhealthy else text
     return message(text, head + body + tail)
 
@@ -95,7 +99,7 @@ def _source_line(lag: SourceLag, held: str) -> str:
     if lag.pushed:
         return _pushed_line(lag)
     if lag.age_seconds is None:
-        age = "never synced"
+        age = "never synced" + (" (its first attempt failed)" if lag.last_error else "")
     else:
         applied = f" (last applied {utc(lag.last_success)})" if lag.last_success else ""
         age = f"{format_age(lag.age_seconds)} old{applied}"
@@ -109,7 +113,20 @@ def _source_line(lag: SourceLag, held: str) -> str:
     if reason:
         line += f"\n      ⏸ change held for review: {escape(reason[:ERROR_CHARS])}"
         line += "".join(f"\n        • {escape(p[:ERROR_CHARS])}" for p in lag.problems)
-    return line
+    return line + _read_problem_lines(lag)
+
+
+def _read_problem_lines(lag: SourceLag) -> str:
+    """Its applied read's problems, bounded: the first few (errors first), then how many more."""
+    found = lag.read_problems
+    if found is None or not (found.total or found.skipped):
+        return ""
+    flag = "❌" if found.errors else "⚠"
+    lines = f"\n      {flag} {escape(problems_heading(found))}"
+    lines += "".join(f"\n        • {escape(problem_text(p)[:PROBLEM_CHARS])}" for p in found.shown)
+    if more := more_problems(found):
+        lines += f"\n        _{escape(more)}_"
+    return lines
 
 
 def _pushed_line(lag: SourceLag) -> str:

@@ -91,6 +91,14 @@ def _load_json(text: str, name: str) -> YamlDocuments:
         return YamlDocuments(name, problems=(Problem(name, "not valid JSON: nested too deeply", "", "error"),))
 
 
+NO_DOCUMENTS = "holds no documents (empty, or comments only): skipped"
+
+
+def is_empty_file(problem: Problem) -> bool:
+    """Whether `problem` says its file read fine but holds nothing (emptied by a bad merge, or new)."""
+    return problem.note and problem.message == NO_DOCUMENTS
+
+
 def is_read_failure(problem: Problem) -> bool:
     """Whether `problem` says its file, or a document of it, could not be read (not a bad field)."""
     return problem.severity == "error" and _READ_FAILURE.match(problem.message) is not None
