@@ -20,7 +20,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.render.png import PictureRenderer
 from bot.slack.answer_slots import AnswerSlots
-from bot.slack.blocks.kit import SlackMessage
+from bot.slack.blocks.kit import SlackMessage, file_title, unescape
 from bot.slack.picture_upload import upload_picture
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ def upload_full_text(
             thread_ts=thread_ts,
             content=full_text,
             filename=_filename(message),
-            title=f"Full answer: {message.text[:80]}",
+            title=file_title(f"Full answer: {unescape(message.text)}"),
         )
     except SlackApiError as exc:
         log.warning("could not attach the full answer as a file in %s: %s", channel, exc.response.get("error"))

@@ -12,7 +12,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.render.png import PictureRenderer
-from bot.slack.blocks.kit import SlackMessage
+from bot.slack.blocks.kit import SlackMessage, file_title
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +32,8 @@ def upload_picture(
             thread_ts=thread_ts,
             file=png,
             filename=drawing.filename,
-            title=drawing.title,
-            alt_txt=drawing.title,
+            title=file_title(drawing.title),
+            alt_txt=file_title(drawing.title, 1000),
         )
     except SlackApiError as exc:
         log.warning("could not attach the picture in %s: %s", channel, exc.response.get("error"))
