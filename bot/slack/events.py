@@ -23,7 +23,7 @@ from bot.slack.blocks.messages import (
 )
 from bot.slack.delivery import say_in_thread
 from bot.slack.deps import BotDeps
-from bot.slack.replies import LOADING, alert_message, mention_message, model_ports
+from bot.slack.replies import LOADING, alert_message, mention_message, model_ports, window_refusal
 from bot.telemetry.instrument import observed_query
 from graph.visibility import Viewer
 
@@ -88,8 +88,9 @@ def _alert_name(alert: Alert) -> str:
 def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> None:
     channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
     snapshot = deps.snapshot()
-    if snapshot is None:
-        say_in_thread(client, format_refusal(LOADING), channel=channel, thread_ts=thread)
+    refusal = format_refusal(LOADING) if snapshot is None else window_refusal(_question(event))
+    if snapshot is None or refusal is not None:
+        say_in_thread(client, refusal or format_refusal(LOADING), channel=channel, thread_ts=thread)
         return
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
     bundle = answer_ask(
