@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from graph.snapshot import Snapshot
 
 HIDDEN_SOURCE = "(hidden source)"
+HIDDEN_TEXT = "(hidden: it names an entity not shown here)"
 _NAMES = f"{__name__}.names"  # this module's keys in `Snapshot.derived`
 _SECTIONS = f"{__name__}.sections"
 
@@ -66,6 +67,12 @@ def hidden_names(snapshot: Snapshot, viewer: Viewer) -> frozenset[str]:
 def names_hidden(snapshot: Snapshot, text: str, viewer: Viewer) -> bool:
     """Whether `text` names (by any name or alias) an entity hidden from this viewer."""
     return _names_any(text, hidden_names(snapshot, viewer))
+
+
+def redact_text(snapshot: Snapshot, text: str, viewer: Viewer) -> str:
+    """`text` (an alert title, a service name someone typed) whole, or HIDDEN_TEXT when it names a
+    hidden entity: a title is too short to keep the rest of it safely."""
+    return HIDDEN_TEXT if names_hidden(snapshot, text, viewer) else text
 
 
 def passage_hidden(snapshot: Snapshot, passage: Passage, viewer: Viewer) -> bool:

@@ -312,8 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # The command line reports source failures itself; logs are for what it does not foresee.
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
-    out = Console(soft_wrap=True, highlight=False)
-    err = Console(stderr=True, soft_wrap=True, highlight=False)
+    out = render_text.SafeConsole(soft_wrap=True, highlight=False)
+    err = render_text.SafeConsole(stderr=True, soft_wrap=True, highlight=False)
     settings = Settings()
     wall = clock()
     specs = source_specs(args, settings)
@@ -367,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.print(Text(f"oncall-graph: {exc}", style="bold red"))
         return EXIT_USAGE
     if args.json:
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(render_text.terminal_safe_json(data) + "\n")
     else:
         for line in lines:
             out.print(line)

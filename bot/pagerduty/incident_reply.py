@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from slack_sdk import WebClient
 
@@ -87,7 +87,9 @@ def _answer(deps: BotDeps, client: WebClient, routing: IncidentRouting, incident
     bundle = answer_alert(snapshot, alert_query(incident), Viewer(channel=route.channel), deps.clock(),
                           deps.stale_policy, model_ports(deps), cpu=deps.work_slots)  # fmt: skip
     with deps.work_slots:
-        message = format_incident_post(incident, alert_message(deps, bundle, snapshot, metric="pagerduty"))
+        message = format_incident_post(
+            shown_incident(incident, bundle.query), alert_message(deps, bundle, snapshot, metric="pagerduty")
+        )
     try:  # outside the slot: a retry's wait holds no CPU
         post(client, message, channel=route.channel, poster=deps.poster)
     except PostFailed as exc:
@@ -102,6 +104,11 @@ def _answer(deps: BotDeps, client: WebClient, routing: IncidentRouting, incident
 def alert_query(incident: Incident) -> AlertQuery:
     """The incident as an alert; its suspects window ends when it began, not when the webhook arrived."""
     return AlertQuery(incident.service_id, incident.service_name, incident.title, at=incident.created_at)
+
+
+def shown_incident(incident: Incident, shown: AlertQuery) -> Incident:
+    """The incident as its channel may read it: title and service as the answer redacted them."""
+    return replace(incident, title=shown.title, service_name=shown.service_name, service_id=shown.service_id)
 
 
 def resolve_service(snapshot: Snapshot, incident: Incident, viewer: Viewer) -> Resolution:

@@ -4,6 +4,7 @@ the PagerDuty webhook post get the same suspects, blast radius, passages, phrasi
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from datetime import datetime
 
 from bot.query.bundle import AlertAnswer, AlertQuery, Resolved
@@ -12,6 +13,7 @@ from bot.render.freshness import freshness_of
 from graph.blast import blast_radius
 from graph.freshness import StalePolicy
 from graph.passages import cite_passages
+from graph.redaction import redact_text
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
 from graph.visibility import Viewer, resolve_first
@@ -23,6 +25,17 @@ def resolve_alert(snapshot: Snapshot, query: AlertQuery, viewer: Viewer) -> Reso
     resolution = resolve_first(snapshot, names, viewer, fallback=query.name)
     hidden = resolution.entity is None and snapshot.aliases.names_one(query.name)
     return Resolved(resolution, named_elsewhere=hidden)
+
+
+def shown_query(snapshot: Snapshot, query: AlertQuery, viewer: Viewer) -> AlertQuery:
+    """The alert as this viewer may read it: a title or service name naming a hidden entity (typed by
+    a person or set by a monitor) is replaced whole, so neither the reply nor the model repeats it."""
+    return replace(
+        query,
+        service_id=redact_text(snapshot, query.service_id, viewer),
+        service_name=redact_text(snapshot, query.service_name, viewer),
+        title=redact_text(snapshot, query.title, viewer),
+    )
 
 
 def answer_alert(
@@ -39,6 +52,7 @@ def answer_alert(
     cpu = cpu or nullcontext()
     with cpu:
         resolved = resolve_alert(snapshot, query, viewer)
+        query = shown_query(snapshot, query, viewer)  # resolved as given, shown (and phrased) redacted
         freshness = freshness_of(snapshot, now, policy)
         if resolved.entity is None:
             return AlertAnswer(query, resolved, freshness)

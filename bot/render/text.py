@@ -9,11 +9,13 @@ control characters (ESC starting CSI or OSC 8 sequences, BEL, bidi overrides) ar
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any, ParamSpec, TypeVar
 
+from rich.console import Console
 from rich.text import Text
 
 from bot.model.ports import Phrasing
@@ -66,6 +68,30 @@ def _terminal_safe(render: Callable[_P, _R]) -> Callable[_P, _R]:
         return [_safe_line(line) for line in rendered]
 
     return safe
+
+
+class SafeConsole(Console):
+    """A console for the command line's every line: a source problem, a lag error, a usage error or a
+    suggestion carries source text, so each string or `Text` printed goes through `terminal_safe`
+    (and a string is printed as written, never read as rich markup)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(_printable(o) for o in objects), **kwargs)
+
+
+def _printable(thing: object) -> object:
+    if isinstance(thing, Text):
+        return _safe_line(thing.copy())
+    if isinstance(thing, str):
+        return Text(terminal_safe(thing))
+    return thing
+
+
+def terminal_safe_json(data: object) -> str:
+    """`data` as indented JSON with every character `terminal_safe` replaces written as a `\\uXXXX`
+    escape: the same JSON value, but nothing a terminal acts on when it is printed unpiped."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return _CONTROL.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 @_terminal_safe

@@ -22,7 +22,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.render.png import PictureRenderer
 from bot.slack.answer_slots import AnswerSlots
-from bot.slack.blocks.kit import SlackMessage
+from bot.slack.blocks.kit import SlackMessage, file_title, unescape
 from bot.slack.picture_upload import upload_picture
 from bot.slack.retrying import Poster, PostFailed
 
@@ -130,7 +130,8 @@ def upload_full_text(
     if not full_text:
         return
     upload: dict[str, Any] = {"channel": channel, "thread_ts": thread_ts, "content": full_text,
-                              "filename": _filename(message), "title": f"Full answer: {message.text[:80]}"}  # fmt: skip
+                              "filename": _filename(message),
+                              "title": file_title(f"Full answer: {unescape(message.text)}")}  # fmt: skip
     try:
         (poster or Poster())(lambda: client.files_upload_v2(**upload), what="full-text")
     except PostFailed as exc:

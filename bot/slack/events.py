@@ -24,7 +24,7 @@ from bot.slack.blocks.messages import SlackMessage, format_refusal
 from bot.slack.claims import Taken, delivering, take_all
 from bot.slack.delivery import say_in_thread
 from bot.slack.deps import BotDeps
-from bot.slack.replies import LOADING, alert_message, mention_message, model_ports
+from bot.slack.replies import LOADING, alert_message, mention_message, model_ports, window_refusal
 from bot.telemetry.instrument import observed_query
 from graph.visibility import Viewer
 
@@ -92,8 +92,9 @@ def _alert_name(alert: Alert) -> str:
 def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> None:
     channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
     snapshot = deps.snapshot()
-    if snapshot is None:
-        _say(deps, client, format_refusal(LOADING), channel, thread, "mention")
+    refusal = format_refusal(LOADING) if snapshot is None else window_refusal(_question(event))
+    if snapshot is None or refusal is not None:
+        _say(deps, client, refusal or format_refusal(LOADING), channel, thread, "mention")
         return
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
     bundle = answer_ask(

@@ -13,7 +13,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError
 
 from bot.render.png import PictureRenderer
-from bot.slack.blocks.kit import SlackMessage
+from bot.slack.blocks.kit import SlackMessage, file_title
 from bot.slack.retrying import Poster, PostFailed
 
 log = logging.getLogger(__name__)
@@ -35,10 +35,10 @@ def upload_picture(
     if png is None:
         return  # the renderer logged why
     upload: dict[str, Any] = {"channel": channel, "thread_ts": thread_ts, "file": png, "filename": drawing.filename,
-              "title": drawing.title, "alt_txt": drawing.title}  # fmt: skip
+              "title": file_title(drawing.title), "alt_txt": file_title(drawing.title, 1000)}  # fmt: skip
     try:
         (poster or Poster())(lambda: client.files_upload_v2(**upload), what="picture")
     except PostFailed as exc:
         log.warning("could not attach the picture in %s: %s", channel, exc)
-    except SlackClientError as exc:  # the upload URL's own step, outside the Web API's errors
+    except (SlackClientError, OSError) as exc:  # the upload URL's own step, outside the Web API's errors
         log.warning("could not attach the picture in %s: %s", channel, exc)

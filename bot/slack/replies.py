@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from bot.query.blast import answer_blast, answer_suspects
 from bot.query.bundle import AlertAnswer, AskAnswer, BlastAnswer, BlastQuery, Resolved, SuspectsAnswer, SuspectsQuery
-from bot.query.durations import looks_like_window, parse_window
+from bot.query.durations import check_window, looks_like_window, parse_window
 from bot.query.model_phrasing import ModelPorts
 from bot.render.dot import alert_dot, blast_dot, suspects_dot, view_dot
 from bot.slack.blocks.messages import (
@@ -24,6 +24,7 @@ from bot.slack.blocks.messages import (
 )
 from bot.slack.deps import BotDeps
 from bot.telemetry.instrument import note_counts, note_entities
+from graph.questions.wording import typed_window
 from graph.snapshot import Snapshot
 from graph.visibility import Viewer
 
@@ -103,6 +104,19 @@ def mention_message(bundle: AskAnswer, snapshot: Snapshot) -> SlackMessage:
     note_counts(edges=len(bundle.answer.edges))
     message = format_answer(bundle.answer, bundle.freshness, phrasing=bundle.phrasing)
     return replace(message, draw_picture=lambda: view_dot(bundle.view(), snapshot))
+
+
+def window_refusal(question: str) -> SlackMessage | None:
+    """A mention whose window is outside 1 minute … 1 year is told the range, in the words the
+    slash command uses, rather than answered on a window it did not ask for."""
+    typed = typed_window(question)
+    if typed is None:
+        return None
+    try:
+        check_window(typed[1], typed[0])
+    except ValueError as exc:
+        return format_refusal(f"{exc}.")
+    return None
 
 
 def model_ports(deps: BotDeps) -> ModelPorts:

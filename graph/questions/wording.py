@@ -121,14 +121,11 @@ def read_window(question: str, now: datetime | None = None) -> timedelta:
     lowered = question.casefold()
     if _HALF_HOUR.search(lowered):
         return timedelta(minutes=30)
-    match = _WINDOW.search(lowered)
-    if match:
-        amount_text = match.group(1) or match.group(3) or match.group(5)
-        unit = (match.group(2) or match.group(4) or match.group(6))[0]
-        seconds = _amount(amount_text) * {"m": 60, "h": 3600, "d": 86400, "w": 604800}[unit]
+    typed = typed_window(question)
+    if typed is not None:
         # "past 0 hours" or "past 99999999999 weeks": the nearest window answers can take (the
         # reply names the window it used), never a zero window or an OverflowError.
-        return timedelta(seconds=min(max(seconds, _SHORTEST_SECONDS), _LONGEST_SECONDS))
+        return timedelta(seconds=min(max(typed[1], _SHORTEST_SECONDS), _LONGEST_SECONDS))
     if now is not None:
         day = _day_window(lowered, now)
         if day is not None:
@@ -138,6 +135,16 @@ def read_window(question: str, now: datetime | None = None) -> timedelta:
     if re.search(r"\b(yesterday|last day|past day)\b", lowered):
         return timedelta(days=1)
     return DEFAULT_WINDOW
+
+
+def typed_window(question: str) -> tuple[str, float] | None:
+    """(the words that give a window, its length in seconds, unbounded) when the question types one."""
+    match = _WINDOW.search(question.casefold())
+    if not match:
+        return None
+    amount_text = match.group(1) or match.group(3) or match.group(5)
+    unit = (match.group(2) or match.group(4) or match.group(6))[0]
+    return match.group(), _amount(amount_text) * {"m": 60, "h": 3600, "d": 86400, "w": 604800}[unit]
 
 
 def _amount(text: str | None) -> float:

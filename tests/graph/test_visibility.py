@@ -87,3 +87,14 @@ def test_an_edge_through_a_restricted_api_does_not_name_it() -> None:
     assert impact.edges[0].via == ()
     [insider] = blast_radius(s, c("billing"), viewer=Viewer(channel="C-SEC")).impacted
     assert insider.edges[0].via == (api,)
+
+
+def test_a_text_naming_a_hidden_entity_is_redacted_whole_for_an_outsider_only() -> None:
+    from graph.redaction import HIDDEN_TEXT, redact_text
+
+    graph = snap()
+    for title in ("Vault Proxy: 5xx above 5%", "token errors on VAULT-PROXY", "secops paged"):
+        assert redact_text(graph, title, OUTSIDER) == HIDDEN_TEXT
+        assert redact_text(graph, title, Viewer(channel="C-SEC")) == title
+    assert redact_text(graph, "billing latency high", OUTSIDER) == "billing latency high"
+    assert "vault" not in HIDDEN_TEXT and "secops" not in HIDDEN_TEXT

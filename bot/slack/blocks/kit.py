@@ -73,9 +73,37 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# Bidirectional embeddings, overrides and isolates: one in a deploy id would turn the host shown
+# after it (`r-1 (ci.example.com)`) around on screen. C0/C1 controls but tab and line ends, and DEL.
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+REPLACEMENT = "\ufffd"
+
+
+def visible(text: str) -> str:
+    """`text` with every bidi control and control character replaced, one for one."""
+    return _INVISIBLE.sub(REPLACEMENT, text)
+
+
 def escape(text: str) -> str:
     """Slack reads `&`, `<` and `>` as control characters in mrkdwn, even inside code."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def unescape(mrkdwn: str) -> str:
+    """What `escape` made of plain words, read back (the notification text, to title a file)."""
+    return mrkdwn.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def plain(text: str, limit: int) -> str:
+    """Words for a Block Kit `plain_text` object: Slack shows them as written (no mentions, no
+    links, no entities), so they are not escaped; only what would reorder or hide text goes."""
+    return clip(visible(text), limit)
+
+
+def file_title(text: str, limit: int = 120) -> str:
+    """A file's title or alt text. Slack documents no formatting for them, so nothing there may be
+    able to read as a control sequence: `<` and `>` become look-alike angle quotes."""
+    return plain(text, limit).replace("<", "\u2039").replace(">", "\u203a")
 
 
 # A link exactly as `link` builds it: an http(s) URL with no `<`, `>`, `|` or space, then a label
@@ -88,6 +116,7 @@ def guard(mrkdwn: str) -> str:
     """Every `<` that does not open a link the renderer built, escaped; applied by `section` and
     `context`, so a piece of source text that missed `escape` still cannot ping or disguise."""
     out, at = [], 0
+    mrkdwn = visible(mrkdwn)
     for found in _BUILT_LINK.finditer(mrkdwn):
         out += [mrkdwn[at : found.start()].replace("<", "&lt;"), found.group()]
         at = found.end()
@@ -158,7 +187,7 @@ def labelled_link(url: str, label: str) -> str:
 
 
 def header(text: str) -> Block:
-    return {"type": "header", "text": {"type": "plain_text", "text": clip(text, HEADER_CHARS), "emoji": True}}
+    return {"type": "header", "text": {"type": "plain_text", "text": plain(text, HEADER_CHARS), "emoji": True}}
 
 
 def section(mrkdwn: str) -> Block:
@@ -178,7 +207,7 @@ def button(text: str, action_id: str, value: Mapping[str, object]) -> Block | No
     encoded = json.dumps(dict(value), separators=(",", ":"))
     if len(encoded) > VALUE_CHARS:
         return None
-    label = {"type": "plain_text", "text": clip(text, BUTTON_CHARS), "emoji": True}
+    label = {"type": "plain_text", "text": plain(text, BUTTON_CHARS), "emoji": True}
     return {"type": "button", "text": label, "action_id": action_id, "value": encoded}
 
 

@@ -10,8 +10,8 @@ import pytest
 from slack_sdk import WebClient
 
 from bot.slack.answer_slots import AnswerSlots
-from bot.slack.attachments import Attachments
-from bot.slack.blocks.kit import SlackMessage
+from bot.slack.attachments import Attachments, upload_full_text
+from bot.slack.blocks.kit import SlackMessage, message, section
 from tests.fakes.slack_api import FakeSlack, slack_api
 
 
@@ -105,3 +105,12 @@ def test_a_request_being_received_counts_as_an_answer_without_taking_a_slot() ->
         with slots:  # the one slot is still free for the answer itself
             assert slots.busy
     assert not slots.busy
+
+
+def test_a_full_text_file_is_titled_in_plain_words_that_cannot_ping(fake: FakeSlack) -> None:
+    client = WebClient(token="xoxb-test", base_url=fake.url)
+    answer = message("If <!channel> & <@U1> goes down\u202e: 3 break", [section("x")], lambda: ["the whole answer\n"])
+    upload_full_text(client, answer, channel="C1")
+    [shared] = fake.uploads()
+    assert shared["title"] == "Full answer: If \u2039!channel\u203a & \u2039@U1\u203a goes down\ufffd: 3 break"
+    assert shared["content"] == "the whole answer\n" and shared["initial_comment"] is None

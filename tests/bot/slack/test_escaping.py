@@ -10,7 +10,18 @@ from hypothesis import strategies as st
 
 from bot.pagerduty.incident_post import format_incident_post
 from bot.pagerduty.payload import Incident
-from bot.slack.blocks.kit import escape, guard, labelled_link, link, message, safe_url, section
+from bot.slack.blocks.kit import (
+    button,
+    escape,
+    file_title,
+    guard,
+    header,
+    labelled_link,
+    link,
+    message,
+    safe_url,
+    section,
+)
 from bot.slack.blocks.messages import format_answer, format_blast_radius, format_lag_alert, format_suspects
 from graph.blast import blast_radius
 from graph.facts import Passage
@@ -113,3 +124,18 @@ def test_a_deploy_link_shows_its_id_and_the_host_it_goes_to() -> None:
     shown = labelled_link("https://evil.example/r-1", "https://ci.example.com/r-9999")
     assert shown == "<https://evil.example/r-1|https://ci.example.com/r-9999> (evil.example)"
     assert labelled_link("not a url", "r-1") == "r-1"
+
+
+def test_bidi_controls_never_leave_in_mrkdwn_plain_text_or_a_title() -> None:
+    rlo = "r-1\u202e\u2066moc.elpmaxe\u2069"
+    assert "\u202e" not in labelled_link("https://ci.example.com/r-1", rlo)
+    assert escape(rlo) == "r-1\ufffd\ufffdmoc.elpmaxe\ufffd"
+    assert guard("a\u202eb\nc\td") == "a\ufffdb\nc\td"
+    assert header(rlo)["text"]["text"] == "r-1\ufffd\ufffdmoc.elpmaxe\ufffd"
+    built = button("<!here> \u202ex", "a", {})
+    assert built is not None and built["text"]["text"] == "<!here> \ufffdx"  # plain_text: shown as written
+    assert file_title("Alert on <!channel>\x1b[31m") == "Alert on \u2039!channel\u203a\ufffd[31m"
+
+
+def test_plain_text_objects_are_never_entity_escaped() -> None:
+    assert header("a & b <c>")["text"]["text"] == "a & b <c>"
