@@ -189,7 +189,7 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     scheduler = start_scheduler(service)
     registry = deps.metrics.registry
     slack = counted_while_handled(slack_http, deps.work_slots.arriving) if slack_http is not None else None
-    intake = PushIntake(store, clock, refresh=service.catch_up, replica=replica_name())  # deploys pushed in
+    intake = PushIntake(store, clock, refresh=service.apply_pushed, replica=replica_name())  # deploys pushed in
     webhooks = build_deploy_webhooks(settings, intake)
     own_metrics = settings.metrics_port is not None
     wsgi = build_wsgi(

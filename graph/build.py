@@ -36,6 +36,7 @@ def build_snapshot(
     *,
     built_at: datetime,
     marks: Mapping[str, SourceMark] | None = None,
+    version: int = -1,
 ) -> Snapshot:
     """One edge per (src, rel, dst) with every citation; weight = distinct sources; refs all resolved.
 
@@ -43,10 +44,12 @@ def build_snapshot(
     reported in `hygiene`, never silently dropped. A large graph is millions of objects: the
     process pauses its garbage collector around the build (`sync.collector`), not this module.
     """
-    return _build(tuple(batches), built_at, marks)
+    return _build(tuple(batches), built_at, marks, version)
 
 
-def _build(batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[str, SourceMark] | None) -> Snapshot:
+def _build(
+    batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[str, SourceMark] | None, version: int
+) -> Snapshot:
     work = _Work()
     for batch in batches:
         work.problems.extend(batch.problems)
@@ -92,6 +95,7 @@ def _build(batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[
         hygiene=hygiene,
         edge_count=count,
         passages=collect_passages(batches),
+        version=version,
         deploy_names=MappingProxyType(name_targets),
         deploy_ids=MappingProxyType(Counter(d.id for batch in batches for d in batch.deploys)),
     )

@@ -29,6 +29,7 @@ def with_deploys(
     retired: Sequence[Deploy] = (),
     built_at: datetime,
     marks: Mapping[str, SourceMark] | None = None,
+    version: int | None = None,
 ) -> Snapshot | None:
     """The snapshot after `retired` leave and `added` arrive; None when only a rebuild can say."""
     counts = Counter(snapshot.deploy_ids)
@@ -75,6 +76,7 @@ def with_deploys(
         marks=MappingProxyType(dict(snapshot.marks if marks is None else marks)),
         hygiene=replace(snapshot.hygiene, unresolved_deploys=tuple(sorted(unresolved, key=problem_order))),
         deploy_ids=MappingProxyType(+counts),
+        version=snapshot.version if version is None else version,
     )
     object.__setattr__(fresh, "derived", snapshot.derived)  # the catalog's indexes: not rebuilt
     return fresh

@@ -53,6 +53,9 @@ class Snapshot:
     hygiene: Hygiene = field(default_factory=Hygiene)
     edge_count: int = 0
     passages: tuple[Passage, ...] = ()
+    # The store's graph version whose facts this was built from (-1: not from a store, or a past
+    # graph): a deploy delta applies only to the version it follows.
+    version: int = -1
     # What a deploy delta (`graph.deploy_delta`) needs to place deploys as the build does: the
     # alias-file names that stand for another name, and how many live deploy facts carry each id.
     deploy_names: Mapping[str, str] = field(default_factory=dict)

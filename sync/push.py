@@ -1,17 +1,18 @@
 """Deploy events pushed in (webhooks): parsed by the feed's own reader, stored as facts of their
-push source, then this replica's snapshot refreshed in the background; other replicas follow the
-graph version as they do after a sync.
+push source, then handed to this replica's refresh in the background (which adds them to the
+snapshot as a delta when nothing else moved the graph version); other replicas follow the graph
+version as they do after a sync.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from graph.facts import Problem
+from graph.facts import Deploy, Problem
 from sync.sources.deploys import parse_deploys
 from sync.store.fact_store import PUSHED, Store
 from sync.store.pushed import record_refused, store_pushed
@@ -35,17 +36,33 @@ class PushOutcome:
     version: int = 0
 
 
-class RefreshWorker:
-    """Runs `refresh` in one background thread after each `poke`; pokes during a run fold into one more run."""
+@dataclass(frozen=True, slots=True)
+class PushedDeploys:
+    """One delivery's newly stored deploys and the graph version it moved the store to."""
 
-    def __init__(self, refresh: Callable[[], None]) -> None:
+    version: int
+    deploys: tuple[Deploy, ...]
+
+
+Refresh = Callable[[Sequence[PushedDeploys]], None]
+
+
+class RefreshWorker:
+    """Runs `refresh` in one background thread with the deliveries stored since its last run;
+    deliveries stored during a run fold into one more run."""
+
+    def __init__(self, refresh: Refresh) -> None:
         self._refresh = refresh
         self._wanted = threading.Event()
+        self._pending: list[PushedDeploys] = []
+        self._pending_lock = threading.Lock()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="push-refresh", daemon=True)
         self._thread.start()
 
-    def poke(self) -> None:
+    def poke(self, pushed: PushedDeploys) -> None:
+        with self._pending_lock:
+            self._pending.append(pushed)
         self._wanted.set()
 
     def close(self) -> None:
@@ -59,8 +76,10 @@ class RefreshWorker:
             self._wanted.clear()
             if self._stopping:
                 return
+            with self._pending_lock:
+                pending, self._pending = self._pending, []
             try:
-                self._refresh()
+                self._refresh(pending)
             except Exception:
                 log.exception("refreshing the graph after a pushed deploy failed; the next sync or push retries")
 
@@ -68,7 +87,7 @@ class RefreshWorker:
 class PushIntake:
     """The port `bot.webhooks` posts into; one per process."""
 
-    def __init__(self, store: Store, clock: Clock, *, refresh: Callable[[], None], replica: str = "") -> None:
+    def __init__(self, store: Store, clock: Clock, *, refresh: Refresh, replica: str = "") -> None:
         self._store, self._clock, self._replica = store, clock, replica
         self._worker = RefreshWorker(refresh)
 
@@ -94,7 +113,7 @@ class PushIntake:
         stored = store_pushed(self._store, source, facts.deploys, at=at, delivery=delivery, replica=self._replica)
         if stored.added:
             log.info("stored %d pushed deploys from %s (graph version %s)", len(stored.added), label, stored.version)
-            self._worker.poke()
+            self._worker.poke(PushedDeploys(stored.version, stored.deploys))
         return PushOutcome(stored.added, stored.repeated, (), warnings, stored.version)
 
     def refuse(self, endpoint: str, why: str) -> None:

@@ -13,11 +13,13 @@ from datetime import UTC, timedelta
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from graph.deploy_delta import with_deploys
 from graph.freshness import LagTransition, StalePolicy, judge
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.lag import LagNotifier
 from sync.leader import Leadership
 from sync.observer import NoObserver, SyncObserver
+from sync.push import PushedDeploys
 from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, in_graph, load_snapshot, sync_once
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_store import Store, source_marks
@@ -138,9 +140,33 @@ class SyncService:
         wanted = in_graph(self.names, states)
         self.ref.swap(current.with_marks(source_marks(v for k, v in states.items() if k in wanted)))
 
-    def catch_up(self) -> None:
-        """Rebuild now if the graph version moved (a pushed deploy stored on this replica)."""
-        self._follow()
+    def apply_pushed(self, pushes: Sequence[PushedDeploys]) -> None:
+        """Deploys pushed to this replica join the snapshot as a delta (entities, edges and indexes
+        kept) when they alone moved the graph version since the snapshot served; when anything else
+        moved it (a sync, a review, another replica's push), the graph is rebuilt as a follower does."""
+        with self._lock:
+            current = self.ref.current()
+            delta = self._pushed_delta(current, pushes) if current is not None else None
+            if delta is None:
+                self._follow_locked()
+                return
+            self.ref.swap(delta)
+            self._seen_version = delta.version
+            added = sum(len(p.deploys) for p in pushes)
+            log.info("graph version %s: %d pushed deploys added as a delta, no rebuild", delta.version, added)
+
+    def _pushed_delta(self, current: Snapshot, pushes: Sequence[PushedDeploys]) -> Snapshot | None:
+        ordered = sorted(pushes, key=lambda p: p.version)
+        first = current.version + 1
+        if current.version < 0 or [p.version for p in ordered] != list(range(first, first + len(ordered))):
+            return None
+        if not ordered or self.store.graph_version() != ordered[-1].version:
+            return None  # something else moved the version since: only a rebuild knows what
+        states = self.store.source_states()
+        wanted = in_graph(self.names, states)
+        marks = source_marks(v for k, v in states.items() if not self.names or k in wanted)
+        added = [d for p in ordered for d in p.deploys]
+        return with_deploys(current, added=added, built_at=self.clock(), marks=marks, version=ordered[-1].version)
 
     def check_lag(self) -> list[LagTransition]:
         """Alert once when a source turns stale, failing or held and once when it recovers, whichever
