@@ -1,14 +1,14 @@
 """Deploy events pushed in (webhooks): parsed by the feed's own reader, stored as facts of their
-push source, then handed to this replica's refresh in the background (which adds them to the
-snapshot as a delta when nothing else moved the graph version); other replicas follow the graph
-version as they do after a sync.
+push source, noted (their deploys and the graph version they made) and then this replica's
+snapshot refreshed in the background, as a deploy delta when nothing else moved the version;
+other replicas follow the graph version as they do after a sync.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -44,25 +44,17 @@ class PushedDeploys:
     deploys: tuple[Deploy, ...]
 
 
-Refresh = Callable[[Sequence[PushedDeploys]], None]
-
-
 class RefreshWorker:
-    """Runs `refresh` in one background thread with the deliveries stored since its last run;
-    deliveries stored during a run fold into one more run."""
+    """Runs `refresh` in one background thread after each `poke`; pokes during a run fold into one more run."""
 
-    def __init__(self, refresh: Refresh) -> None:
+    def __init__(self, refresh: Callable[[], None]) -> None:
         self._refresh = refresh
         self._wanted = threading.Event()
-        self._pending: list[PushedDeploys] = []
-        self._pending_lock = threading.Lock()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="push-refresh", daemon=True)
         self._thread.start()
 
-    def poke(self, pushed: PushedDeploys) -> None:
-        with self._pending_lock:
-            self._pending.append(pushed)
+    def poke(self) -> None:
         self._wanted.set()
 
     def close(self) -> None:
@@ -76,10 +68,8 @@ class RefreshWorker:
             self._wanted.clear()
             if self._stopping:
                 return
-            with self._pending_lock:
-                pending, self._pending = self._pending, []
             try:
-                self._refresh(pending)
+                self._refresh()
             except Exception:
                 log.exception("refreshing the graph after a pushed deploy failed; the next sync or push retries")
 
@@ -87,8 +77,18 @@ class RefreshWorker:
 class PushIntake:
     """The port `bot.webhooks` posts into; one per process."""
 
-    def __init__(self, store: Store, clock: Clock, *, refresh: Refresh, replica: str = "") -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        *,
+        refresh: Callable[[], None],
+        noted: Callable[[PushedDeploys], None] | None = None,
+        replica: str = "",
+    ) -> None:
+        """`noted` hears each stored delivery at once, before `refresh` runs in the background."""
         self._store, self._clock, self._replica = store, clock, replica
+        self._noted = noted
         self._worker = RefreshWorker(refresh)
 
     def open(self, endpoint: str) -> str:
@@ -113,7 +113,9 @@ class PushIntake:
         stored = store_pushed(self._store, source, facts.deploys, at=at, delivery=delivery, replica=self._replica)
         if stored.added:
             log.info("stored %d pushed deploys from %s (graph version %s)", len(stored.added), label, stored.version)
-            self._worker.poke(PushedDeploys(stored.version, stored.deploys))
+            if self._noted is not None:
+                self._noted(PushedDeploys(stored.version, stored.deploys))
+            self._worker.poke()
         return PushOutcome(stored.added, stored.repeated, (), warnings, stored.version)
 
     def refuse(self, endpoint: str, why: str) -> None:

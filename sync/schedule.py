@@ -60,6 +60,8 @@ class SyncService:
         self.observer: SyncObserver = observer or NoObserver()
         self._seen_version = -1
         self._lock = threading.Lock()  # a sync and a follow never rebuild at the same time
+        self._pushes: list[PushedDeploys] = []  # deliveries stored here, not yet in the snapshot
+        self._pushes_lock = threading.Lock()
 
     @property
     def names(self) -> list[str]:
@@ -129,44 +131,52 @@ class SyncService:
         version = self.store.graph_version()
         current = self.ref.current()
         if version != self._seen_version or current is None:
+            if current is not None and (delta := self._pushed_delta(current, version)) is not None:
+                self.ref.swap(delta)
+                self._seen_version = version
+                self._forget_pushes()
+                log.info("graph version %s: pushed deploys added as a delta, no rebuild", version)
+                return
             snapshot = load_snapshot(self.store, self.clock, self.names or None)
             if snapshot is not None:
                 self.ref.swap(snapshot)
                 self._report_size(snapshot)
                 log.info("loaded graph version %s", version)
             self._seen_version = version
+            self._forget_pushes()
             return
         states = self.store.source_states()
         wanted = in_graph(self.names, states)
         self.ref.swap(current.with_marks(source_marks(v for k, v in states.items() if k in wanted)))
 
-    def apply_pushed(self, pushes: Sequence[PushedDeploys]) -> None:
-        """Deploys pushed to this replica join the snapshot as a delta (entities, edges and indexes
-        kept) when they alone moved the graph version since the snapshot served; when anything else
-        moved it (a sync, a review, another replica's push), the graph is rebuilt as a follower does."""
-        with self._lock:
-            current = self.ref.current()
-            delta = self._pushed_delta(current, pushes) if current is not None else None
-            if delta is None:
-                self._follow_locked()
-                return
-            self.ref.swap(delta)
-            self._seen_version = delta.version
-            added = sum(len(p.deploys) for p in pushes)
-            log.info("graph version %s: %d pushed deploys added as a delta, no rebuild", delta.version, added)
+    def catch_up(self) -> None:
+        """Bring the snapshot to the graph version now (a pushed deploy stored on this replica)."""
+        self._follow()
 
-    def _pushed_delta(self, current: Snapshot, pushes: Sequence[PushedDeploys]) -> Snapshot | None:
-        ordered = sorted(pushes, key=lambda p: p.version)
+    def note_pushed(self, pushed: PushedDeploys) -> None:
+        """A delivery this replica stored: its deploys can join the snapshot as a delta."""
+        with self._pushes_lock:
+            self._pushes.append(pushed)
+
+    def _pushed_delta(self, current: Snapshot, version: int) -> Snapshot | None:
+        """The snapshot with this replica's pushed deploys added, when they alone moved the graph
+        version from the snapshot's to `version`; None when anything else did (a sync, a review,
+        another replica's push): only a rebuild knows what."""
+        with self._pushes_lock:
+            pending = sorted((p for p in self._pushes if p.version > current.version), key=lambda p: p.version)
         first = current.version + 1
-        if current.version < 0 or [p.version for p in ordered] != list(range(first, first + len(ordered))):
+        if current.version < 0 or [p.version for p in pending] != list(range(first, version + 1)):
             return None
-        if not ordered or self.store.graph_version() != ordered[-1].version:
-            return None  # something else moved the version since: only a rebuild knows what
         states = self.store.source_states()
         wanted = in_graph(self.names, states)
         marks = source_marks(v for k, v in states.items() if not self.names or k in wanted)
-        added = [d for p in ordered for d in p.deploys]
-        return with_deploys(current, added=added, built_at=self.clock(), marks=marks, version=ordered[-1].version)
+        added = [d for p in pending for d in p.deploys]
+        return with_deploys(current, added=added, built_at=self.clock(), marks=marks, version=version)
+
+    def _forget_pushes(self) -> None:
+        served = self.ref.current()
+        with self._pushes_lock:
+            self._pushes = [p for p in self._pushes if served is None or p.version > served.version]
 
     def check_lag(self) -> list[LagTransition]:
         """Alert once when a source turns stale, failing or held and once when it recovers, whichever

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ import pytest
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.lag import LogNotifier
 from sync.leader import EmbeddedLeadership
-from sync.push import PushedDeploys, PushIntake
+from sync.push import PushIntake
 from sync.schedule import SyncService, SyncSettings
 from sync.sources.registry import SourceSpec
 from sync.store.fact_store import Store
@@ -32,11 +32,11 @@ class Replica:
             SyncSettings(),
         )  # fmt: skip
         self._applied = threading.Event()
-        self.intake = PushIntake(store, self.clock, refresh=self._refresh)
+        self.intake = PushIntake(store, self.clock, refresh=self._refresh, noted=self.service.note_pushed)
         self.intake.open("deploys")
 
-    def _refresh(self, pushes: Sequence[PushedDeploys]) -> None:
-        self.service.apply_pushed(pushes)
+    def _refresh(self) -> None:
+        self.service.catch_up()
         self._applied.set()
 
     def push(self, deploy_id: str, service: str) -> Snapshot:
