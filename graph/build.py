@@ -9,7 +9,7 @@ from datetime import datetime
 from operator import attrgetter
 from types import MappingProxyType
 
-from graph.deploy_targets import DeployTarget, DeployTargetIndex, deploy_target, deploy_target_index
+from graph.deploy_targets import DeployTargetIndex, deploy_target_index, place_deploy, problem_order
 from graph.edges import EdgeFacts, new_edge_facts
 from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts, SourceMark
 from graph.naming.names import AliasIndex, exact_key, loose, match, slug
@@ -36,6 +36,7 @@ def build_snapshot(
     *,
     built_at: datetime,
     marks: Mapping[str, SourceMark] | None = None,
+    version: int = -1,
 ) -> Snapshot:
     """One edge per (src, rel, dst) with every citation; weight = distinct sources; refs all resolved.
 
@@ -43,10 +44,12 @@ def build_snapshot(
     reported in `hygiene`, never silently dropped. A large graph is millions of objects: the
     process pauses its garbage collector around the build (`sync.collector`), not this module.
     """
-    return _build(tuple(batches), built_at, marks)
+    return _build(tuple(batches), built_at, marks, version)
 
 
-def _build(batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[str, SourceMark] | None) -> Snapshot:
+def _build(
+    batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[str, SourceMark] | None, version: int
+) -> Snapshot:
     work = _Work()
     for batch in batches:
         work.problems.extend(batch.problems)
@@ -77,7 +80,7 @@ def _build(batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[
         kindless=tuple(work.kindless),
         unknown_owners=_unknown_owners(work.entities, out_edges),
         ambiguous_names=tuple(work.ambiguous),
-        unresolved_deploys=tuple(unresolved),
+        unresolved_deploys=tuple(sorted(unresolved, key=problem_order)),
     )
     return Snapshot(
         entities=MappingProxyType(work.entities),
@@ -92,6 +95,9 @@ def _build(batches: tuple[SourceFacts, ...], built_at: datetime, marks: Mapping[
         hygiene=hygiene,
         edge_count=count,
         passages=collect_passages(batches),
+        version=version,
+        deploy_names=MappingProxyType(name_targets),
+        deploy_ids=MappingProxyType(Counter(d.id for batch in batches for d in batch.deploys)),
     )
 
 
@@ -393,34 +399,13 @@ def _attach_deploys(
     targets: DeployTargetIndex | None = None
     for deploy in (d for batch in batches for d in batch.deploys):
         targets = targets or deploy_target_index(work.entities)  # only a graph with deploys needs it
-        found = deploy_target(
-            targets,
-            index,
-            service=deploy.service,
-            repository=deploy.repository,
-            routing_key=deploy.routing_key,
-            name_targets=name_targets,
-        )
-        if found.entity is None:
-            unresolved.append(_unresolved_deploy(deploy, found))
+        entity, problem = place_deploy(targets, index, name_targets, deploy)
+        if entity is None:
+            unresolved.append(problem)
             continue
-        by_entity[found.entity][deploy.id] = deploy
+        by_entity[entity][deploy.id] = deploy
     deploys = {ref: tuple(sorted(d.values(), key=lambda d: (d.deployed_at, d.id))) for ref, d in by_entity.items()}
     return deploys, unresolved
-
-
-def _unresolved_deploy(deploy: Deploy, found: DeployTarget) -> Problem:
-    hint = ", ".join(found.candidates or found.suggestions) or "no close names"
-    if found.ambiguous:
-        return Problem(deploy.citation.locator, f"deploy {deploy.id!r} could belong to {hint}; not attached", "service")
-    tried = []
-    if deploy.repository:
-        tried.append(f"repository {deploy.repository!r} matches no github.com/ or gitlab.com/project-slug annotation")
-    if deploy.routing_key:
-        # never the key itself: it is a credential
-        tried.append("its routing_key matches no pagerduty.com/integration-key annotation")
-    tried.append(f"service {deploy.service!r} names no entity ({hint})")
-    return Problem(deploy.citation.locator, "; ".join(tried), field="service")
 
 
 def _unknown_owners(

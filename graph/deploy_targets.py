@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
-from graph.facts import Entity
+from graph.facts import Deploy, Entity, Problem
 from graph.naming.names import AliasIndex, Resolution, loose, match, resolve
 from graph.snapshot import Snapshot
 
@@ -175,6 +175,46 @@ def _by_name(
 
 def _frozen(found: Mapping[str, Iterable[str]]) -> Keys:
     return MappingProxyType({key: tuple(dict.fromkeys(refs)) for key, refs in found.items()})
+
+
+def place_deploy(
+    targets: DeployTargetIndex, aliases: AliasIndex, name_targets: Mapping[str, str], deploy: Deploy
+) -> tuple[str | None, Problem]:
+    """The entity a deploy attaches to, or None and the problem `lint` lists for it."""
+    found = deploy_target(
+        targets,
+        aliases,
+        service=deploy.service,
+        repository=deploy.repository,
+        routing_key=deploy.routing_key,
+        name_targets=name_targets,
+    )
+    if found.entity is not None:
+        return found.entity, _PLACED
+    return None, unresolved_problem(deploy, found)
+
+
+_PLACED = Problem("", "")  # no problem: the deploy found its entity
+
+
+def problem_order(problem: Problem) -> tuple[str, str, str]:
+    # Unresolved deploys are listed in this order, not arrival order: a deploy delta adds and
+    # retires them one by one and must list them exactly as a rebuild does.
+    return (problem.where, problem.message, problem.field)
+
+
+def unresolved_problem(deploy: Deploy, found: DeployTarget) -> Problem:
+    hint = ", ".join(found.candidates or found.suggestions) or "no close names"
+    if found.ambiguous:
+        return Problem(deploy.citation.locator, f"deploy {deploy.id!r} could belong to {hint}; not attached", "service")
+    tried = []
+    if deploy.repository:
+        tried.append(f"repository {deploy.repository!r} matches no github.com/ or gitlab.com/project-slug annotation")
+    if deploy.routing_key:
+        # never the key itself: it is a credential
+        tried.append("its routing_key matches no pagerduty.com/integration-key annotation")
+    tried.append(f"service {deploy.service!r} names no entity ({hint})")
+    return Problem(deploy.citation.locator, "; ".join(tried), field="service")
 
 
 _DEPLOY_TARGETS = f"{__name__}.deploy_targets"  # this module's key in `Snapshot.derived`

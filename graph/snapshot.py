@@ -53,9 +53,17 @@ class Snapshot:
     hygiene: Hygiene = field(default_factory=Hygiene)
     edge_count: int = 0
     passages: tuple[Passage, ...] = ()
+    # The store's graph version whose facts this was built from (-1: not from a store, or a past
+    # graph): a deploy delta applies only to the version it follows.
+    version: int = -1
+    # What a deploy delta (`graph.deploy_delta`) needs to place deploys as the build does: the
+    # alias-file names that stand for another name, and how many live deploy facts carry each id.
+    deploy_names: Mapping[str, str] = field(default_factory=dict)
+    deploy_ids: Mapping[str, int] = field(default_factory=dict)
     # Indexes derived from the facts, each filled by the module that owns it (`graph.compiled`,
     # `graph.visibility`, `graph.passages`, `graph.blast`, ...) under a key of its own. An entry
-    # depends on the facts alone, never on the marks (so `with_marks` shares them), and never
+    # depends on the catalog facts alone, never on the marks or the deploys (so `with_marks` and a
+    # deploy delta share them), and never
     # refers back to the snapshot (so a replaced snapshot is freed by reference counting).
     derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 

@@ -179,6 +179,9 @@ def load_snapshot(
     store: Store, clock: Clock, names: Sequence[str] | None = None, *, as_of: datetime | None = None
 ) -> Snapshot | None:
     """The snapshot from stored facts (only `names` when given); None when the store holds none."""
+    # Read before the facts: the snapshot holds at least what this version holds (a delta that
+    # would add a deploy it already has is refused by `with_deploys`, and the graph is rebuilt).
+    version = store.graph_version() if as_of is None else -1
     batches: list[SourceFacts] = store.load_facts(as_of=as_of)
     states = store.source_states()
     wanted = in_graph(names, states)
@@ -191,7 +194,7 @@ def load_snapshot(
         return None
     marks = source_marks(s for s in states.values() if not names or s.name in wanted)
     with collector_paused():
-        return build_snapshot(batches, built_at=as_of or clock(), marks=marks)
+        return build_snapshot(batches, built_at=as_of or clock(), marks=marks, version=version)
 
 
 def in_graph(names: Sequence[str] | None, states: Mapping[str, SourceState]) -> set[str]:

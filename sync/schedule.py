@@ -13,11 +13,13 @@ from datetime import UTC, timedelta
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from graph.deploy_delta import with_deploys
 from graph.freshness import LagTransition, StalePolicy, judge
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.lag import LagNotifier
 from sync.leader import Leadership
 from sync.observer import NoObserver, SyncObserver
+from sync.push import PushedDeploys
 from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, in_graph, load_snapshot, sync_once
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_store import Store, source_marks
@@ -58,6 +60,8 @@ class SyncService:
         self.observer: SyncObserver = observer or NoObserver()
         self._seen_version = -1
         self._lock = threading.Lock()  # a sync and a follow never rebuild at the same time
+        self._pushes: list[PushedDeploys] = []  # deliveries stored here, not yet in the snapshot
+        self._pushes_lock = threading.Lock()
 
     @property
     def names(self) -> list[str]:
@@ -127,20 +131,52 @@ class SyncService:
         version = self.store.graph_version()
         current = self.ref.current()
         if version != self._seen_version or current is None:
+            if current is not None and (delta := self._pushed_delta(current, version)) is not None:
+                self.ref.swap(delta)
+                self._seen_version = version
+                self._forget_pushes()
+                log.info("graph version %s: pushed deploys added as a delta, no rebuild", version)
+                return
             snapshot = load_snapshot(self.store, self.clock, self.names or None)
             if snapshot is not None:
                 self.ref.swap(snapshot)
                 self._report_size(snapshot)
                 log.info("loaded graph version %s", version)
             self._seen_version = version
+            self._forget_pushes()
             return
         states = self.store.source_states()
         wanted = in_graph(self.names, states)
         self.ref.swap(current.with_marks(source_marks(v for k, v in states.items() if k in wanted)))
 
     def catch_up(self) -> None:
-        """Rebuild now if the graph version moved (a pushed deploy stored on this replica)."""
+        """Bring the snapshot to the graph version now (a pushed deploy stored on this replica)."""
         self._follow()
+
+    def note_pushed(self, pushed: PushedDeploys) -> None:
+        """A delivery this replica stored: its deploys can join the snapshot as a delta."""
+        with self._pushes_lock:
+            self._pushes.append(pushed)
+
+    def _pushed_delta(self, current: Snapshot, version: int) -> Snapshot | None:
+        """The snapshot with this replica's pushed deploys added, when they alone moved the graph
+        version from the snapshot's to `version`; None when anything else did (a sync, a review,
+        another replica's push): only a rebuild knows what."""
+        with self._pushes_lock:
+            pending = sorted((p for p in self._pushes if p.version > current.version), key=lambda p: p.version)
+        first = current.version + 1
+        if current.version < 0 or [p.version for p in pending] != list(range(first, version + 1)):
+            return None
+        states = self.store.source_states()
+        wanted = in_graph(self.names, states)
+        marks = source_marks(v for k, v in states.items() if not self.names or k in wanted)
+        added = [d for p in pending for d in p.deploys]
+        return with_deploys(current, added=added, built_at=self.clock(), marks=marks, version=version)
+
+    def _forget_pushes(self) -> None:
+        served = self.ref.current()
+        with self._pushes_lock:
+            self._pushes = [p for p in self._pushes if served is None or p.version > served.version]
 
     def check_lag(self) -> list[LagTransition]:
         """Alert once when a source turns stale, failing or held and once when it recovers, whichever

@@ -31,6 +31,7 @@ class Stored:
     added: tuple[str, ...]  # ids of the deploys stored now
     repeated: tuple[str, ...]  # ids already stored by an earlier delivery: nothing new
     version: int  # the graph version after the delivery
+    deploys: tuple[Deploy, ...] = ()  # the deploys stored now, as stored
 
 
 def claim_key(source: str, kind: str, value: str) -> str:
@@ -64,7 +65,7 @@ def store_pushed(
         conn.execute(update(s).where(s.c.name == source).values(last_success=at, last_attempt=at, last_error=""))
         version = _bump(conn, at) if new else _version(conn)
     added = tuple(d.id for d in new)
-    return Stored(added, tuple(i for i in ids if i not in set(added)), version)
+    return Stored(added, tuple(i for i in ids if i not in set(added)), version, tuple(new))
 
 
 def record_refused(store: Store, source: str, *, at: datetime, why: str) -> None:
