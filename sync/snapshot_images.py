@@ -30,8 +30,8 @@ from sync.store.snapshot_image import (
     FORMAT,
     ImageRejected,
     graph_moment,
+    holds,
     read_image,
-    read_key,
     stale_temporaries,
     write_image,
     write_lock,
@@ -120,7 +120,7 @@ class SnapshotImages:
             if now != version:
                 return  # the graph moved on while this one was built: its image would never be used
             key = self.key(names, version, moved)
-            if read_key(self.path) == key:
+            if holds(self.path, key):
                 return  # another replica wrote this one already
             for leftover in stale_temporaries(self.path):
                 leftover.unlink(missing_ok=True)  # a writer killed mid-write; we hold the lock, so none is live

@@ -52,23 +52,28 @@ def encode_key(key: Mapping[str, Any]) -> bytes:
     return json.dumps(dict(key), sort_keys=True, separators=(",", ":")).encode()
 
 
-def read_key(path: Path) -> dict[str, Any] | None:
-    """The key an image was written with (its header only), or None when there is no readable one."""
+def holds(path: Path, key: Mapping[str, Any]) -> bool:
+    """Whether the image at `path` is a sound one of `key` (digest checked, nothing unpickled)."""
     try:
-        with path.open("rb") as file:
-            head = file.read(HEADER.size)
-            if len(head) < HEADER.size:
-                return None
-            magic, key_length, _, _ = HEADER.unpack(head)
-            if magic != MAGIC:
-                return None
-            return dict(json.loads(file.read(key_length)))
-    except (OSError, ValueError):
-        return None
+        _verified_payload(path, key)
+    except ImageRejected:
+        return False
+    return True
 
 
 def read_image(path: Path, key: Mapping[str, Any]) -> Snapshot:
     """The snapshot in the image at `path` if its key is `key` and its digest holds; else ImageRejected."""
+    payload = _verified_payload(path, key)
+    try:
+        snapshot = pickle.loads(payload)
+    except (pickle.UnpicklingError, AttributeError, ImportError, EOFError, TypeError, ValueError) as exc:
+        raise ImageRejected(f"cannot unpickle it: {exc}") from None
+    if not isinstance(snapshot, Snapshot):
+        raise ImageRejected(f"holds a {type(snapshot).__name__}, not a snapshot")
+    return snapshot
+
+
+def _verified_payload(path: Path, key: Mapping[str, Any]) -> memoryview:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -95,10 +100,7 @@ def read_image(path: Path, key: Mapping[str, Any]) -> Snapshot:
     if found != json.loads(encode_key(key)):
         differs = sorted(k for k in set(found) | set(key) if found.get(k) != key.get(k))
         raise ImageRejected("stale: " + ", ".join(f"{k} {found.get(k)!r}, now {key.get(k)!r}" for k in differs))
-    snapshot = pickle.loads(body[key_length:])
-    if not isinstance(snapshot, Snapshot):
-        raise ImageRejected(f"holds a {type(snapshot).__name__}, not a snapshot")
-    return snapshot
+    return body[key_length:]
 
 
 def dumps(snapshot: Snapshot) -> bytes:
