@@ -59,6 +59,7 @@ class SnapshotImages:
         self._pending: tuple[Snapshot, tuple[str, ...], int] | None = None
         self._lock = threading.Lock()
         self._writer: threading.Thread | None = None
+        self._kept: dict[str, Any] | None = None  # the key last written or found sound by this process
 
     def key(self, names: Sequence[str] | None, version: int, moved: str) -> dict[str, Any]:
         return {"database": self.database, "graph_version": version, "graph_moved": moved,
@@ -120,11 +121,13 @@ class SnapshotImages:
             if now != version:
                 return  # the graph moved on while this one was built: its image would never be used
             key = self.key(names, version, moved)
-            if holds(self.path, key):
-                return  # another replica wrote this one already
+            if key == self._kept or holds(self.path, key):
+                self._kept = key
+                return  # written already, by this process or another replica
             for leftover in stale_temporaries(self.path):
                 leftover.unlink(missing_ok=True)  # a writer killed mid-write; we hold the lock, so none is live
             began = time.perf_counter()
             write_image(self.path, key, snapshot)
+            self._kept = key
             log.info("wrote the image of graph version %s to %s in %.2f s", version, self.path,
                      time.perf_counter() - began)  # fmt: skip
