@@ -49,6 +49,7 @@ bench: install
 	$(BIN)/python -m bench.slack_bench $(if $(QUICK),--quick)
 	$(BIN)/python -m bench.typos_bench $(if $(QUICK),--quick)
 	$(BIN)/python -m bench.webhook_bench $(if $(QUICK),--quick)
+	$(BIN)/python -m bench.restart_bench $(if $(QUICK),--quick)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench/out

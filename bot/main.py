@@ -38,7 +38,7 @@ from bot.telemetry.metrics import Metrics
 from bot.telemetry.sync_telemetry import SyncTelemetry
 from bot.telemetry.tracing import start_tracing
 from bot.webhooks.deploys import build_deploy_webhooks
-from bot.wiring import clock, model, snapshot_ref, source_access
+from bot.wiring import clock, model, snapshot_images, snapshot_ref, source_access
 from graph.freshness import LagReport
 from graph.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
@@ -192,7 +192,7 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
         notifier = SlackLagNotifier(client, settings.alert_channel, deps.poster)
     service = SyncService(
         specs, store, ref, clock, leadership_for(store.engine), notifier, sync_settings(settings),
-        observer=SyncTelemetry(deps.metrics),
+        observer=SyncTelemetry(deps.metrics), images=snapshot_images(settings, store),
     )  # fmt: skip
     service.load()
     log.info("serving graph version %s", store.graph_version())

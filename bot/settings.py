@@ -52,6 +52,8 @@ class Settings(_SourceSettings):
     poll_interval: float = Field(10.0, gt=0, validation_alias="ONCALL_GRAPH_POLL_INTERVAL")
     max_drop: float = Field(0.5, gt=0, le=1, validation_alias="ONCALL_GRAPH_MAX_DROP")
     stale_after: str = Field("", validation_alias="ONCALL_GRAPH_STALE_AFTER")
+    # Where the snapshot image is kept: empty = beside a SQLite file, else the user's cache folder; "off" = none.
+    snapshot_dir: str = Field("", validation_alias="ONCALL_GRAPH_SNAPSHOT_DIR")
 
     slack_bot_token: str = Field("", validation_alias="SLACK_BOT_TOKEN")
     slack_signing_secret: str = Field("", validation_alias="SLACK_SIGNING_SECRET")

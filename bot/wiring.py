@@ -9,7 +9,10 @@ The entry points import this module instead of each other: `bot.main` (the serve
 from __future__ import annotations
 
 import gc
+import hashlib
+import os
 from datetime import UTC, datetime
+from pathlib import Path
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
@@ -18,9 +21,10 @@ from bot.model.ports import Explainer, QuestionReader
 from bot.settings import Settings
 from graph.snapshot import Snapshot, SnapshotRef
 from graph.warm import warm
+from sync.snapshot_images import SnapshotImages
 from sync.sources.reading.limits import ReadLimits
 from sync.sources.registry import SourceAccess
-from sync.store.database import make_engine, migrate
+from sync.store.database import make_engine, migrate, normalize_url
 from sync.store.fact_store import Store
 
 
@@ -53,6 +57,35 @@ def open_store(url: str) -> Store:
     except (ArgumentError, SQLAlchemyError, OSError) as exc:
         raise StoreError(f"cannot open the database {shown_url(url)!r}: {exc}") from exc
     return Store(engine)
+
+
+def image_path(url: str, folder: str) -> Path | None:
+    """Where the snapshot image of the database at `url` is kept (ONCALL_GRAPH_SNAPSHOT_DIR), or None.
+
+    A SQLite file's image lies beside it unless a folder is set; PostgreSQL's goes to the folder, else
+    to `$XDG_CACHE_HOME/oncall-graph` (`~/.cache/oncall-graph`), one file per database URL."""
+    folder = folder.strip()
+    if folder.lower() == "off":
+        return None
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database in (None, "", ":memory:"):
+            return None  # nothing outlives an in-memory database
+        database = Path(parsed.database)
+        return (Path(folder) if folder else database.parent) / f"{database.name}.snapshot"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oncall-graph"
+    named = hashlib.sha256(shown_url(url).encode()).hexdigest()[:12]
+    return (Path(folder) if folder else cache) / f"oncall-graph-{named}.snapshot"
+
+
+def snapshot_images(settings: Settings, store: Store) -> SnapshotImages | None:
+    """The image keeper of the store, unless ONCALL_GRAPH_SNAPSHOT_DIR=off or its database is in memory."""
+    url = store.engine.url.render_as_string(hide_password=True)
+    try:
+        path = image_path(url, settings.snapshot_dir)
+    except ArgumentError:
+        return None
+    return None if path is None else SnapshotImages(store, path, clock, shown_url(url))
 
 
 def model(settings: Settings) -> tuple[Explainer, QuestionReader] | None:

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, timedelta
+from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -23,6 +24,9 @@ from sync.push import PushedDeploys
 from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, in_graph, load_snapshot, sync_once
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_store import Store, source_marks
+
+if TYPE_CHECKING:
+    from sync.snapshot_images import SnapshotImages
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +58,12 @@ class SyncService:
         notifier: LagNotifier,
         settings: SyncSettings,
         observer: SyncObserver | None = None,
+        images: SnapshotImages | None = None,
     ) -> None:
         self.specs, self.store, self.ref, self.clock = tuple(specs), store, ref, clock
         self.leadership, self.notifier, self.settings = leadership, notifier, settings
         self.observer: SyncObserver = observer or NoObserver()
+        self.images = images  # the snapshot kept as a file: loaded at start, written after each build
         self._seen_version = -1
         self._lock = threading.Lock()  # a sync and a follow never rebuild at the same time
         self._pushes: list[PushedDeploys] = []  # deliveries stored here, not yet in the snapshot
@@ -71,7 +77,10 @@ class SyncService:
         """At start, before any sync: serve the last stored graph at once."""
         with self._lock:
             self._seen_version = self.store.graph_version()
-            snapshot = load_snapshot(self.store, self.clock, self.names or None)
+            if self.images is not None:
+                snapshot = self.images.load(self.names or None)
+            else:
+                snapshot = load_snapshot(self.store, self.clock, self.names or None)
             if snapshot is not None:
                 self.ref.swap(snapshot)
                 self._report_size(snapshot)
@@ -89,6 +98,7 @@ class SyncService:
             if seen != self._seen_version and (snapshot := load_snapshot(self.store, self.clock, self.names or None)):
                 self.ref.swap(snapshot)
                 self._report_size(snapshot)
+                self._keep(snapshot, seen)
             report = sync_once(
                 self.specs, self.store, self.ref, self.clock, max_drop=s.max_drop, access=s.access, replica=s.replica
             )
@@ -101,11 +111,17 @@ class SyncService:
                 self.observer.source_synced(o.name, o.outcome, o.seconds, o.error)
             if report.snapshot is not None:
                 self._report_size(report.snapshot)
+                self._keep(report.snapshot, report.version)
         log.info(
             "synced: graph version %s (%s)", report.version, ", ".join(f"{o.name} {o.outcome}" for o in report.outcomes)
         )
         self.check_lag()
         return report
+
+    def _keep(self, snapshot: Snapshot, version: int) -> None:
+        # `version` was read before the facts `snapshot` was built from.
+        if self.images is not None:
+            self.images.keep(snapshot, self.names or None, version)
 
     def _report_size(self, snapshot: Snapshot) -> None:
         # Retired facts are counted once per build, not per scrape: the facts table only grows.
@@ -141,6 +157,7 @@ class SyncService:
             if snapshot is not None:
                 self.ref.swap(snapshot)
                 self._report_size(snapshot)
+                self._keep(snapshot, version)
                 log.info("loaded graph version %s", version)
             self._seen_version = version
             self._forget_pushes()

@@ -8,6 +8,7 @@ usable input at all.
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import json
 import logging
@@ -29,7 +30,7 @@ from bot.render.dot import Picture
 from bot.render.png import PictureRenderer
 from bot.settings import Settings
 from bot.telemetry.metrics import Metrics
-from bot.wiring import StoreError, clock, model, open_store, shown_url, snapshot_ref, source_access
+from bot.wiring import StoreError, clock, model, open_store, shown_url, snapshot_images, snapshot_ref, source_access
 from graph.freshness import StalePolicy
 from graph.snapshot import Snapshot
 from sync.refresh import APPLIED, FAILED, HELD, SyncReport, load_snapshot, sync_once
@@ -90,8 +91,12 @@ def prepare_snapshot(
     names = [s.name for s in specs] or None
     if args.as_of:
         snapshot = load_snapshot(store, clock, names, as_of=args.as_of)
-    else:
-        snapshot = ref.current() or load_snapshot(store, clock, names)
+    elif (snapshot := ref.current()) is None:
+        if (images := snapshot_images(settings, store)) is not None:
+            snapshot = images.load(names)
+            atexit.register(images.wait)  # an image being written is finished after the answer is printed
+        else:
+            snapshot = load_snapshot(store, clock, names)
     if snapshot is None:
         if args.as_of:
             raise UsageError(f"the database holds no facts from before {args.as_of.isoformat()}")

@@ -1,0 +1,112 @@
+"""Restart benchmark: `oncall-graph serve` on a synced database, to its first answer, without and with
+a valid snapshot image, and its peak RSS; then the image formats compared on the real snapshot.
+
+    python -m bench.restart_bench            layered-10k and layered-100k
+    python -m bench.restart_bench --quick    layered-10k only
+
+`first answer` is from starting the process to a /blast-radius answer at the hub posted to a fake
+Slack (start, load, warm, answer); peak RSS is the serving process's VmHWM just before it stops.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.generate import OUT, SCENARIOS, ensure_catalog
+from bench.measure import status_mb
+from bench.sync_bench import run_cli, scenario_names
+from tests.e2e.conftest import SECRET, start_bot, stop
+from tests.fakes.slack_api import FakeSlack, slack_api
+
+WROTE = "wrote the image of graph version"
+
+
+def restart(db: str, hub: str, images: Path, log: Path, fake: FakeSlack, name: str) -> dict[str, Any]:
+    """Seconds from start to /healthz ready and to the first answer; peak RSS; what the log said."""
+    began = time.perf_counter()
+    bot = start_bot(log, PORT="0", SLACK_BOT_TOKEN="xoxb-bench", SLACK_SIGNING_SECRET=SECRET,
+                    SLACK_API_URL=fake.url, DATABASE_URL=db, ONCALL_GRAPH_SYNC_INTERVAL="3600",
+                    ONCALL_GRAPH_SNAPSHOT_DIR=str(images))  # fmt: skip
+    ready = time.perf_counter() - began
+    try:
+        bot.command("/blast-radius", hub, fake.response_url(name))
+        fake.wait_for(lambda: fake.responses(name), timeout=120)
+        first = time.perf_counter() - began
+        deadline = time.monotonic() + 300
+        while WROTE not in bot.output() and "from its image" not in bot.output() and time.monotonic() < deadline:
+            time.sleep(0.2)  # the image written in the background before the next restart
+        rss = status_mb("VmHWM", bot.proc.pid)
+        used = "from its image" in bot.output()
+    finally:
+        stop(bot)
+    return {"ready_seconds": round(ready, 3), "first_answer_seconds": round(first, 3), "rss_mb": round(rss, 1),
+            "image_used": used}  # fmt: skip
+
+
+def formats(db: str) -> dict[str, Any]:
+    """Write and load times and sizes of the warmed snapshot: pickle protocols 4 and 5, with and
+    without the derived indexes (then warmed again after the load)."""
+    from bot.wiring import clock, open_store, prepare_to_serve
+    from sync.refresh import load_snapshot
+    from sync.store.snapshot_image import dumps
+
+    snapshot = load_snapshot(open_store(db), clock)
+    assert snapshot is not None
+    prepare_to_serve(snapshot)
+    found: dict[str, Any] = {}
+    for label, write in (("protocol 5 with indexes", dumps), ("protocol 4 with indexes", _protocol_4)):
+        began = time.perf_counter()
+        data = write(snapshot)
+        wrote = time.perf_counter() - began
+        began = time.perf_counter()
+        pickle.loads(data)
+        found[label] = {"mb": round(len(data) / 1e6, 1), "write_s": round(wrote, 3),
+                        "load_s": round(time.perf_counter() - began, 3)}  # fmt: skip
+    return found
+
+
+def _protocol_4(snapshot: Any) -> bytes:
+    import io
+
+    from sync.store import snapshot_image
+
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=4)
+    pickler.dispatch_table = snapshot_image._DISPATCH
+    pickler.dump(snapshot)
+    return buffer.getvalue()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    names = scenario_names(argv, __doc__ or "")
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as scratch, slack_api() as fake:
+        for name in names:
+            catalog = ensure_catalog(SCENARIOS[name])
+            db = f"sqlite:///{Path(scratch) / f'{name}.db'}"
+            run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
+            images = Path(scratch) / f"images-{name}"
+            cold = restart(db, catalog.hub, images, Path(scratch) / f"{name}-cold.log", fake, f"{name}-cold")
+            warm = restart(db, catalog.hub, images, Path(scratch) / f"{name}-warm.log", fake, f"{name}-warm")
+            results[name] = {"without_image": cold, "with_image": warm, "formats": formats(db)}
+            for label in ("without_image", "with_image"):
+                r = results[name][label]
+                print(f"{name:>13} sqlite {label:>14}: ready {r['ready_seconds']:6.2f} s  first answer "
+                      f"{r['first_answer_seconds']:6.2f} s  peak RSS {r['rss_mb']:6.0f} MB  "
+                      f"image used {r['image_used']}")  # fmt: skip
+            for label, f in results[name]["formats"].items():
+                print(
+                    f"{name:>13} {label:>24}: {f['mb']:7.1f} MB  write {f['write_s']:.2f} s  load {f['load_s']:.2f} s"
+                )
+    OUT.mkdir(exist_ok=True)
+    (OUT / "restart_results.json").write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""Snapshot images: a start loads the image of the stored graph when it is valid, else builds from
+the facts and writes a new image in the background (one process at a time, off the answering path).
+
+An image is keyed by the database, the graph version and when it moved, the configured sources and
+the code (`code_version`); anything else, or a broken file, is rebuilt from the facts and the reason
+logged. Source marks are never taken from the image: they move without the graph, so a loaded image
+gets the stored ones.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy
+
+import graph
+from graph.snapshot import Snapshot
+from sync.refresh import Clock, in_graph, load_snapshot
+from sync.store.database import HEAD
+from sync.store.fact_store import Store, source_marks
+from sync.store.snapshot_image import (
+    FORMAT,
+    ImageRejected,
+    graph_moment,
+    holds,
+    read_image,
+    stale_temporaries,
+    write_image,
+    write_lock,
+)
+
+log = logging.getLogger(__name__)
+
+
+@functools.cache
+def code_version() -> str:
+    """A digest of what a pickled snapshot depends on: the graph's code, Python, numpy, the schema."""
+    digest = hashlib.sha256(f"{FORMAT} {sys.version} numpy {numpy.__version__} schema {HEAD}".encode())
+    root = Path(graph.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class SnapshotImages:
+    """The image of one database's graph at `path`; `load` at start, `keep` after every build."""
+
+    def __init__(self, store: Store, path: Path, clock: Clock, database: str) -> None:
+        self.store, self.path, self.clock = store, path, clock
+        self.database = hashlib.sha256(database.encode()).hexdigest()[:16]
+        self._pending: tuple[Snapshot, tuple[str, ...], int] | None = None
+        self._lock = threading.Lock()
+        self._writer: threading.Thread | None = None
+        self._kept: dict[str, Any] | None = None  # the key last written or found sound by this process
+
+    def key(self, names: Sequence[str] | None, version: int, moved: str) -> dict[str, Any]:
+        return {"database": self.database, "graph_version": version, "graph_moved": moved,
+                "sources": sorted(names or ()), "code": code_version()}  # fmt: skip
+
+    def load(self, names: Sequence[str] | None) -> Snapshot | None:
+        """The stored graph: from its image when valid, else from the facts (then an image is written)."""
+        version, moved = graph_moment(self.store.engine)
+        began = time.perf_counter()
+        try:
+            snapshot = read_image(self.path, self.key(names, version, moved))
+        except ImageRejected as reason:
+            log.warning("snapshot image %s not used (%s): building graph version %s from the facts",
+                        self.path, reason, version)  # fmt: skip
+        else:
+            states = self.store.source_states()
+            wanted = in_graph(names, states)
+            marks = source_marks(s for s in states.values() if not names or s.name in wanted)
+            log.info("loaded graph version %s from its image %s in %.2f s", version, self.path,
+                     time.perf_counter() - began)  # fmt: skip
+            return snapshot.with_marks(marks)
+        built = load_snapshot(self.store, self.clock, names)
+        if built is not None:
+            self.keep(built, names, version)
+        return built
+
+    def keep(self, snapshot: Snapshot, names: Sequence[str] | None, version: int) -> None:
+        """Write `snapshot` as the image of `version` in the background (its facts were read after
+        `version` was): only the latest one waiting is written."""
+        with self._lock:
+            self._pending = (snapshot, tuple(names or ()), version)
+            if self._writer is None or not self._writer.is_alive():
+                self._writer = threading.Thread(target=self._write_pending, name="snapshot-image", daemon=True)
+                self._writer.start()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Until the image waiting (if any) is written: for a short-lived process before it exits."""
+        writer = self._writer
+        if writer is not None:
+            writer.join(timeout)
+
+    def _write_pending(self) -> None:
+        while True:
+            with self._lock:
+                pending, self._pending = self._pending, None
+                if pending is None:
+                    return
+            try:
+                self._write(*pending)
+            except Exception:  # an image is an optimisation: a failed write never stops serving
+                log.exception("snapshot image %s not written", self.path)
+
+    def _write(self, snapshot: Snapshot, names: tuple[str, ...], version: int) -> None:
+        with write_lock(self.path) as mine:
+            if not mine:
+                log.info("snapshot image %s is being written by another process", self.path)
+                return
+            now, moved = graph_moment(self.store.engine)
+            if now != version:
+                return  # the graph moved on while this one was built: its image would never be used
+            key = self.key(names, version, moved)
+            if key == self._kept or holds(self.path, key):
+                self._kept = key
+                return  # written already, by this process or another replica
+            for leftover in stale_temporaries(self.path):
+                leftover.unlink(missing_ok=True)  # a writer killed mid-write; we hold the lock, so none is live
+            began = time.perf_counter()
+            write_image(self.path, key, snapshot)
+            self._kept = key
+            log.info("wrote the image of graph version %s to %s in %.2f s", version, self.path,
+                     time.perf_counter() - began)  # fmt: skip

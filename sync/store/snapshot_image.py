@@ -1,0 +1,188 @@
+"""The built snapshot as a file image: a restart loads it instead of decoding every fact row.
+
+Layout: a fixed header (magic, format, key length, payload length, SHA-256 over key + payload),
+the key as JSON, then the payload (the snapshot pickled, protocol 5). The key says which graph it
+is (database, graph version and when it moved, sources, code); a reader trusts an image only when
+its key equals the one expected and the digest matches. Written to a temporary file, fsynced,
+then renamed over the old one: a reader sees the old image or the new one, never half of one.
+A lock file (`fcntl.flock`) lets one process write while the others skip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copyreg
+import fcntl
+import hashlib
+import io
+import json
+import os
+import pickle
+import struct
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from sqlalchemy import Engine, select
+
+from graph.snapshot import Snapshot
+from sync.store import schema
+
+FORMAT = 1  # of the layout and its payload; part of every key
+MAGIC = b"OGSNAP\x00\x01"
+HEADER = struct.Struct(">8sIQ32s")  # magic, key length, payload length, digest of key + payload
+PROTOCOL = 5
+# Read-only mappings the graph hands out are pickled as the dicts they wrap.
+_DISPATCH = copyreg.dispatch_table.copy()
+_DISPATCH[MappingProxyType] = lambda proxy: (read_only, (dict(proxy),))
+_DISPATCH[type(threading.Lock())] = lambda _lock: (threading.Lock, ())  # a lazy index's lock: a new one
+
+
+def read_only(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
+    return MappingProxyType(mapping)
+
+
+class ImageRejected(Exception):
+    """The image cannot be trusted: the message says why (missing, stale, corrupt)."""
+
+
+def encode_key(key: Mapping[str, Any]) -> bytes:
+    return json.dumps(dict(key), sort_keys=True, separators=(",", ":")).encode()
+
+
+def holds(path: Path, key: Mapping[str, Any]) -> bool:
+    """Whether the image at `path` is a sound one of `key` (digest checked, nothing unpickled)."""
+    try:
+        _verified_payload(path, key)
+    except ImageRejected:
+        return False
+    return True
+
+
+def read_image(path: Path, key: Mapping[str, Any]) -> Snapshot:
+    """The snapshot in the image at `path` if its key is `key` and its digest holds; else ImageRejected."""
+    payload = _verified_payload(path, key)
+    try:
+        snapshot = pickle.loads(payload)
+    except (pickle.UnpicklingError, AttributeError, ImportError, EOFError, TypeError, ValueError) as exc:
+        raise ImageRejected(f"cannot unpickle it: {exc}") from None
+    if not isinstance(snapshot, Snapshot):
+        raise ImageRejected(f"holds a {type(snapshot).__name__}, not a snapshot")
+    return snapshot
+
+
+def _verified_payload(path: Path, key: Mapping[str, Any]) -> memoryview:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ImageRejected("no image yet") from None
+    except OSError as exc:
+        raise ImageRejected(f"cannot read it: {exc.strerror or exc}") from None
+    if len(data) < HEADER.size:
+        raise ImageRejected(f"truncated: {len(data)} bytes")
+    magic, key_length, payload_length, digest = HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise ImageRejected("not an image of this format")
+    if len(data) != HEADER.size + key_length + payload_length:
+        raise ImageRejected(
+            f"truncated or padded: {len(data)} bytes, the header says {HEADER.size + key_length + payload_length}"
+        )
+    view = memoryview(data)
+    body = view[HEADER.size :]
+    if hashlib.sha256(body).digest() != digest:
+        raise ImageRejected("checksum mismatch (corrupt)")
+    try:
+        found = json.loads(bytes(body[:key_length]))
+    except ValueError:
+        raise ImageRejected("unreadable key") from None
+    if found != json.loads(encode_key(key)):
+        differs = sorted(k for k in set(found) | set(key) if found.get(k) != key.get(k))
+        raise ImageRejected("stale: " + ", ".join(f"{k} {found.get(k)!r}, now {key.get(k)!r}" for k in differs))
+    return body[key_length:]
+
+
+def dumps(snapshot: Snapshot) -> bytes:
+    """The snapshot with its derived indexes, pickled (protocol 5)."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=PROTOCOL)
+    pickler.dispatch_table = _DISPATCH
+    pickler.dump(snapshot)
+    return buffer.getvalue()
+
+
+def write_image(path: Path, key: Mapping[str, Any], snapshot: Snapshot) -> None:
+    """Atomically: a temporary file beside `path`, fsynced, renamed over it, the folder fsynced."""
+    key_bytes = encode_key(key)
+    payload = dumps(snapshot)
+    digest = hashlib.sha256(key_bytes + payload).digest()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with temporary.open("wb") as file:
+            file.write(HEADER.pack(MAGIC, len(key_bytes), len(payload), digest))
+            file.write(key_bytes)
+            pause = float(os.environ.get("ONCALL_GRAPH_TEST_IMAGE_WRITE_PAUSE", "0") or 0)
+            _write_slowly(file, payload, pause)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+def _write_slowly(file: Any, payload: bytes, pause: float) -> None:
+    # A test setting only: the payload in pieces with a pause between them, so a test can kill the
+    # process while the temporary file is half written.
+    if pause <= 0:
+        file.write(payload)
+        return
+    import time
+
+    step = max(1, len(payload) // 8)
+    for start in range(0, len(payload), step):
+        file.write(payload[start : start + step])
+        file.flush()
+        time.sleep(pause)
+
+
+def stale_temporaries(path: Path) -> list[Path]:
+    """Temporary files of writers that died before their rename."""
+    return sorted(path.parent.glob(f".{path.name}.*.tmp"))
+
+
+@contextlib.contextmanager
+def write_lock(path: Path) -> Iterator[bool]:
+    """True while this process holds the image's lock file; False when another process holds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.with_name(path.name + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def graph_moment(engine: Engine) -> tuple[int, str]:
+    """(graph version, when it last moved): a recreated database starts its versions over, its moments never match."""
+    g = schema.graph_state
+    with engine.connect() as conn:
+        row = conn.execute(select(g.c.version, g.c.changed_at).where(g.c.id == 1)).first()
+    if row is None:
+        return 0, ""
+    return int(row[0]), str(row[1])
