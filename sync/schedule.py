@@ -23,7 +23,7 @@ from sync.observer import NoObserver, SyncObserver
 from sync.push import PushedDeploys
 from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, in_graph, load_snapshot, sync_once
 from sync.sources.registry import SourceAccess, SourceSpec
-from sync.store.fact_store import Store, source_marks
+from sync.store.fact_store import SourceState, Store, source_marks
 
 if TYPE_CHECKING:
     from sync.snapshot_images import SnapshotImages
@@ -201,8 +201,10 @@ class SyncService:
         unchanged (a held change is held again on every tick) says nothing."""
         now = self.clock()
         states = self.store.source_states()
-        wanted = [states[n].mark() for n in sorted(in_graph(self.names, states)) if n in states]
-        report = judge(wanted, now, self.settings.policy)
+        # A source registered but never attempted is having its first read (a cold start): nothing
+        # to announce yet; its first attempt ends, within its read deadline, in data or an error.
+        attempted = [n for n in sorted(in_graph(self.names, states)) if n in states and _attempted(states[n])]
+        report = judge([states[n].mark() for n in attempted], now, self.settings.policy)
         sent = []
         for lag in report.sources:
             if lag.ok == states[lag.name].stale and self.store.flip_stale(lag.name, not lag.ok, at=now):
@@ -213,6 +215,10 @@ class SyncService:
 
     def stop(self) -> None:
         self.leadership.release()
+
+
+def _attempted(state: SourceState) -> bool:
+    return state.last_attempt is not None or state.last_success is not None
 
 
 def start_scheduler(service: SyncService) -> BackgroundScheduler:

@@ -117,3 +117,25 @@ def test_a_source_past_its_own_limit_alerts_once_though_nothing_syncs(store: Sto
     assert service.check_lag() == [] and service.check_lag() == []
     service.tick()  # unchanged, confirmed fresh: recovered
     assert [(t.stale, t.lag.state) for t in notifier.transitions] == [(True, OVERDUE), (False, OK)]
+
+
+def test_a_source_whose_first_read_is_under_way_is_not_announced(store: Store, tmp_path: Path) -> None:
+    """A cold start registers every source before reading it: the lag check running meanwhile (it
+    does not wait for the sync) must not post "never synced" and then "recovered" for each."""
+    spec, clock, notifier = SourceSpec("catalog", write_catalog(tmp_path / "catalog")), Clock(), RecordingNotifier()
+    settings = SyncSettings(interval=60)
+    service = SyncService([spec], store, SnapshotRef(), clock, EmbeddedLeadership(), notifier, settings)
+    store.ensure_source(spec.name, spec.kind, spec.location)  # what a sync does before its reads
+    assert service.check_lag() == []
+    service.tick()
+    assert notifier.transitions == []
+
+
+def test_a_first_read_that_fails_is_announced_once(store: Store, tmp_path: Path) -> None:
+    spec, clock, notifier = SourceSpec("catalog", str(tmp_path / "nowhere")), Clock(), RecordingNotifier()
+    settings = SyncSettings(interval=60)
+    service = SyncService([spec], store, SnapshotRef(), clock, EmbeddedLeadership(), notifier, settings)
+    service.tick()
+    service.check_lag()
+    [failing] = notifier.transitions
+    assert (failing.stale, failing.lag.state, failing.lag.age_seconds) == (True, FAILING, None)
