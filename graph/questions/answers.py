@@ -59,23 +59,26 @@ def impact(snapshot: Snapshot, ref: str, viewer: Viewer, *, systems: bool = Fals
     return Section(IMPACT, (ref,), tuple(sentences), edges)
 
 
-def ownership(snapshot: Snapshot, ref: str, question: str, viewer: Viewer, *, through: bool = True) -> Section:
+def ownership(
+    snapshot: Snapshot, ref: str, question: str, viewer: Viewer, *, through: bool = True, each: bool = False
+) -> Section:
     """Owners of the entity, or, when the question asks through a dependency (and `through`), of what
-    it depends on."""
+    it depends on; with `each` (asked beside its dependencies), of the entity and then each direct one,
+    every owner cited."""
     lowered = _NOT_VERBS.sub(" ", question.casefold())
     targets = [ref]
     via: list[EdgeFacts] = []
-    if through and _DEPENDENCY_WORDS.search(lowered):
-        deps: Sequence[Dependency] = suspects(
-            snapshot, ref, now=snapshot.built_at, max_depth=1, viewer=viewer
-        ).dependencies
+    if each:
+        targets += [d.entity for d in _direct(snapshot, ref, viewer)]
+    elif through and _DEPENDENCY_WORDS.search(lowered):
+        deps = _direct(snapshot, ref, viewer)
         relations = [rel for verb, rel in _VERB_RELATIONS if verb in lowered]
         kinds = [kind for word, kind in _KIND_WORDS if word in lowered]
         deps = _narrowed(deps, lambda d: d.edges[-1].rel, relations)
         deps = _narrowed(deps, lambda d: d.entity.split(":")[0], kinds)
         targets = [d.entity for d in deps] or [ref]
         via = [e for d in deps for e in d.edges]
-    went_through = targets != [ref]
+    went_through = not each and targets != [ref]
     sentences, edges = [], list(via)
     for target in targets:
         owners = visible(snapshot, snapshot.owners(target), viewer)
@@ -88,6 +91,10 @@ def ownership(snapshot: Snapshot, ref: str, question: str, viewer: Viewer, *, th
                 f"Text also names {join([short_name(o) for o in disputed])} as owner of {short_name(target)}."
             )
     return Section(OWNERSHIP, (ref,), tuple(sentences), tuple(dict.fromkeys(edges)), through=went_through)
+
+
+def _direct(snapshot: Snapshot, ref: str, viewer: Viewer) -> Sequence[Dependency]:
+    return suspects(snapshot, ref, now=snapshot.built_at, max_depth=1, viewer=viewer).dependencies
 
 
 def _narrowed(items: Sequence[T], key: Callable[[T], str], wanted: list[str]) -> Sequence[T]:

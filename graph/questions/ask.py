@@ -225,8 +225,8 @@ def _answer_one(
     if kind == CHANGES:
         return [answers.changes(snapshot, r, now, window, viewer) for r in targets]
     if kind == OWNERSHIP:
-        through = DEPENDENCIES not in kinds  # asked beside dependencies, their owners are listed with them
-        return [answers.ownership(snapshot, r, question, viewer, through=through) for r in targets]
+        beside = DEPENDENCIES in kinds  # "... and who owns each?": the entity's owners, then each dependency's
+        return [answers.ownership(snapshot, r, question, viewer, through=not beside, each=beside) for r in targets]
     if kind in (IMPACT, RISK):
         if kind == RISK and IMPACT in kinds:
             return []
