@@ -41,6 +41,8 @@ __all__ = [
 MAX_ALIAS_WORDS = 6
 SUGGEST_CUTOFF = 60.0  # of graph.naming.suggest's blend: one edit in five letters, for a word that is no common word
 _POSSESSIVE = re.compile(r"['’]s\b|['’]$")
+# "4h", "30min", "2d": a window as typed, never a name the graph lacks.
+_WINDOW_TOKEN = re.compile(r"\d+(\.\d+)?(m|min|mins|h|hr|hrs|d|w)")
 _PREPOSITIONS = frozenset({"in", "to", "for", "on", "about", "of", "under", "with", "from", "behind"})
 
 
@@ -283,7 +285,7 @@ def _close(snapshot: Snapshot, word: str, allow: Allow | None) -> tuple[str, ...
 def _unknown_names(question: str) -> list[str]:
     """Words that can only be names the graph does not hold: hyphenated or with digits, or the
     uncommon word after a preposition ("what changed in memcached")."""
-    tokens = [t.strip(".,;:!?()[]{}\"'`").casefold() for t in question.split()]
+    tokens = [t for t in _tokens(question) if not _WINDOW_TOKEN.fullmatch(t)]
     named = [t for t in tokens if re.search(r"[-_]|\d[a-z]|[a-z]\d", t)]
     after = [b for a, b in zip(tokens, tokens[1:], strict=False) if a in _PREPOSITIONS and b not in _QUESTION_WORDS]
     return named + [t for t in after if len(t) >= 3]
@@ -291,8 +293,12 @@ def _unknown_names(question: str) -> list[str]:
 
 def _name_like_words(question: str) -> list[str]:
     """The question's tokens (split on spaces, so `ts-travle-servcie` stays whole) that are no common word."""
-    tokens = [t.strip(".,;:!?()[]{}\"'`").casefold() for t in question.split()]
+    tokens = [t for t in _tokens(question) if not _WINDOW_TOKEN.fullmatch(t)]
     return [t for t in tokens if len(t) >= 4 and t not in _QUESTION_WORDS and not t.isdigit()]
+
+
+def _tokens(question: str) -> list[str]:
+    return [t.strip(".,;:!?()[]{}\"'`").casefold() for t in question.split()]
 
 
 def _readable(snapshot: Snapshot, sections: Sequence[Section], viewer: Viewer) -> tuple[Section, ...]:
