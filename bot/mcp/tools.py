@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.query.ask import answer_ask
 from bot.query.blast import answer_blast, answer_suspects
 from bot.query.bundle import BlastQuery, SuspectsQuery
 from bot.query.durations import parse_window
 from bot.query.lookup import answer_path, answer_resolve
-from bot.query.replies import blast_reply, path_reply, resolve_reply, suspects_reply
+from bot.query.replies import ask_reply, blast_reply, path_reply, resolve_reply, suspects_reply
 from graph.freshness import StalePolicy
 from graph.snapshot import Snapshot
 from graph.visibility import Viewer
@@ -119,6 +120,12 @@ def _resolve(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     return resolve_reply(answer_resolve(access.snapshot(), name, access.viewer, access.clock(), access.policy)).data
 
 
+def _ask(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
+    question = _text("ask", arguments, "question")
+    wall, snapshot = access.clock(), access.snapshot()
+    return ask_reply(answer_ask(snapshot, question, access.viewer, access.now or wall, access.policy, wall=wall)).data
+
+
 def _lag(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     return access.lag()
 
@@ -193,6 +200,17 @@ TOOLS: tuple[ToolSpec, ...] = (
         "`oncall-graph resolve NAME --json`.",
         _schema({"name": {"type": "string", "description": _NAME_HELP}}, ["name"]),
         _resolve,
+    ),
+    ToolSpec(
+        "ask",
+        "A free-text question as an on-call engineer types it ('what does payments call, which of those changed "
+        "in the last six hours, and who owns each?', 'who owns redis and kafka?', 'what got deployed in the last "
+        "2 hours?'), answered from the graph alone: 'asks' lists what the question asked (dependencies, changes, "
+        "ownership, impact, path, risk) and of which entities; 'sections' holds one answer per ask per entity, "
+        "each with its 'title', 'lines' and the cited 'edges' they rest on; 'notes' says what can be asked when "
+        "the question names nothing the graph holds. Same JSON as `oncall-graph ask QUESTION --json`.",
+        _schema({"question": {"type": "string", "description": "the question, in plain words"}}, ["question"]),
+        _ask,
     ),
     ToolSpec(
         "lag",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from bot.render.freshness import Freshness
@@ -15,7 +15,7 @@ from graph.hygiene import LintReport
 from graph.naming.names import Resolution
 from graph.passages import CitedPassage
 from graph.paths import CitedPath
-from graph.questions.ask import Answer
+from graph.questions.ask import Answer, Section
 from graph.source_problems import SourceProblems, place
 from graph.suspects import SuspectDeploy, Suspects
 
@@ -168,15 +168,27 @@ def ask_json(answer: Answer) -> Json:
         "answer": "\n".join(answer.sentences),
         "cited": list(answer.cited_lines),
         "edges": [edge_json(e) for e in answer.edges],
-        "asks": [
-            {
-                "kind": a.kind,
-                "entities": list(a.entities),
-                "window_hours": a.window.total_seconds() / 3600 if a.window is not None else None,
-            }
-            for a in answer.asks
-        ],
+        "asks": [{"kind": a.kind, "entities": list(a.entities), "window_hours": _hours(a.window)} for a in answer.asks],
+        "notes": list(answer.notes),
+        "sections": [section_json(s) for s in answer.sections],
     }
+
+
+def section_json(section: Section) -> Json:
+    """One ask's answer for one entity (two for a path, none for the whole graph), as the fronts show it."""
+    return {
+        "kind": section.kind,
+        "title": section.title,
+        "entities": list(section.entities),
+        "window_hours": _hours(section.window),
+        "lines": list(section.lines),
+        "cited": list(section.cited_lines),
+        "edges": [edge_json(e) for e in section.edges],
+    }
+
+
+def _hours(window: timedelta | None) -> float | None:
+    return window.total_seconds() / 3600 if window is not None else None
 
 
 def lint_json(report: LintReport) -> Json:

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from bot.model.ports import Phrasing
 from bot.render.freshness import Freshness
-from bot.render.labels import labelled_lines
+from bot.render.labels import labelled
 from bot.render.wording import format_age as format_age  # re-exported: bot.cli.main reads it from here
 from bot.render.wording import more_problems, problem_text, problems_heading, window_span
 from bot.render.wording import summarized as _summarized
@@ -228,12 +228,15 @@ def render_unresolved(resolution: Resolution) -> list[Text]:
 
 @_terminal_safe
 def render_answer(answer: Answer, phrasing: Phrasing | None = None) -> list[Text]:
-    """The sentences, or the model's phrasing and its marker, then the graph's cited lines."""
-    if phrasing is None:
-        lines = [Text(s) for s in answer.sentences]
-    else:
-        lines = [Text(phrasing.text), Text(phrasing.marker, style="italic dim")]
-    return lines + [Text(f"  {line}", style="dim") for line in labelled_lines(answer, phrasing)]
+    """The model's phrasing and its marker when it phrased, the notes, then one section per ask: its
+    heading ("payments — depends on"), the graph's lines, and the cited edges under them."""
+    lines = [Text(phrasing.text), Text(phrasing.marker, style="italic dim")] if phrasing else []
+    lines += [Text(note) for note in answer.notes]
+    for section in answer.sections:
+        lines.append(Text(section.title, style="bold underline"))
+        lines += [Text(f"  {said}") for said in section.lines]
+        lines += [Text(f"    {cited}", style="dim") for cited in labelled(section.edges, phrasing)]
+    return lines
 
 
 @_terminal_safe

@@ -1,5 +1,5 @@
-"""Each ask answered for one named entity (or two, for a path): plain sentences and the cited edges
-they rest on. `graph.questions.ask` chooses which of these a question gets."""
+"""Each ask answered for one named entity (or two, for a path): a section of plain sentences and the
+cited edges they rest on. `graph.questions.ask` chooses which of these a question gets."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ from graph.blast import blast_radius
 from graph.edges import EdgeFacts
 from graph.naming.refs import short_name
 from graph.paths import chain_text, find_path
+from graph.questions.sections import Section
+from graph.questions.wording import CHANGES, DEPENDENCIES, IMPACT, OWNERSHIP, PATH
 from graph.relations import propagates
 from graph.snapshot import Snapshot
 from graph.suspects import Dependency, suspects
 from graph.visibility import Viewer, visible
 
 T = TypeVar("T")
-Said = tuple[tuple[str, ...], tuple[EdgeFacts, ...]]
 
 _VERB_RELATIONS = (
     ("publish", "publishes_to"),
@@ -36,11 +37,11 @@ _DEPENDENCY_WORDS = re.compile(r"\b(depend|call|use|consum|relies|rely|publish|r
 _NOT_VERBS = re.compile(r"\S*[-_]\S*|\bon ?call\b")
 
 
-def impact(snapshot: Snapshot, ref: str, viewer: Viewer, *, systems: bool = False) -> Said:
+def impact(snapshot: Snapshot, ref: str, viewer: Viewer, *, systems: bool = False) -> Section:
     result = blast_radius(snapshot, ref, viewer=viewer)
     name = short_name(ref)
     if not result.impacted:
-        return (f"Nothing in the graph depends on {name}.",), ()
+        return Section(IMPACT, (ref,), (f"Nothing in the graph depends on {name}.",))
     breaks = [short_name(i.entity) for i in result.impacted if i.impact == "breaks"]
     degrades = [short_name(i.entity) for i in result.impacted if i.impact == "degrades"]
     sentences = [f"If {name} goes down, {join(breaks)} break{'s' if len(breaks) == 1 else ''}."] if breaks else []
@@ -55,25 +56,29 @@ def impact(snapshot: Snapshot, ref: str, viewer: Viewer, *, systems: bool = Fals
     if result.survives:
         sentences.append(f"Survives: {join([short_name(s) for s in result.survives])}.")
     edges = tuple(dict.fromkeys(e for i in result.impacted for e in i.edges))
-    return tuple(sentences), edges
+    return Section(IMPACT, (ref,), tuple(sentences), edges)
 
 
-def ownership(snapshot: Snapshot, ref: str, question: str, viewer: Viewer, *, through: bool = True) -> Said:
+def ownership(
+    snapshot: Snapshot, ref: str, question: str, viewer: Viewer, *, through: bool = True, each: bool = False
+) -> Section:
     """Owners of the entity, or, when the question asks through a dependency (and `through`), of what
-    it depends on."""
+    it depends on; with `each` (asked beside its dependencies), of the entity and then each direct one,
+    every owner cited."""
     lowered = _NOT_VERBS.sub(" ", question.casefold())
     targets = [ref]
     via: list[EdgeFacts] = []
-    if through and _DEPENDENCY_WORDS.search(lowered):
-        deps: Sequence[Dependency] = suspects(
-            snapshot, ref, now=snapshot.built_at, max_depth=1, viewer=viewer
-        ).dependencies
+    if each:
+        targets += [d.entity for d in _direct(snapshot, ref, viewer)]
+    elif through and _DEPENDENCY_WORDS.search(lowered):
+        deps = _direct(snapshot, ref, viewer)
         relations = [rel for verb, rel in _VERB_RELATIONS if verb in lowered]
         kinds = [kind for word, kind in _KIND_WORDS if word in lowered]
         deps = _narrowed(deps, lambda d: d.edges[-1].rel, relations)
         deps = _narrowed(deps, lambda d: d.entity.split(":")[0], kinds)
         targets = [d.entity for d in deps] or [ref]
         via = [e for d in deps for e in d.edges]
+    went_through = not each and targets != [ref]
     sentences, edges = [], list(via)
     for target in targets:
         owners = visible(snapshot, snapshot.owners(target), viewer)
@@ -85,7 +90,11 @@ def ownership(snapshot: Snapshot, ref: str, question: str, viewer: Viewer, *, th
             sentences.append(
                 f"Text also names {join([short_name(o) for o in disputed])} as owner of {short_name(target)}."
             )
-    return tuple(sentences), tuple(dict.fromkeys(edges))
+    return Section(OWNERSHIP, (ref,), tuple(sentences), tuple(dict.fromkeys(edges)), through=went_through)
+
+
+def _direct(snapshot: Snapshot, ref: str, viewer: Viewer) -> Sequence[Dependency]:
+    return suspects(snapshot, ref, now=snapshot.built_at, max_depth=1, viewer=viewer).dependencies
 
 
 def _narrowed(items: Sequence[T], key: Callable[[T], str], wanted: list[str]) -> Sequence[T]:
@@ -101,26 +110,36 @@ def _owner_sentence(ref: str, owners: tuple[str, ...]) -> str:
 
 
 def dependencies(
-    snapshot: Snapshot, ref: str, now: datetime, window: timedelta, viewer: Viewer, *, owners: bool = False
-) -> Said:
-    """What `ref` depends on (with each one's owners when asked), and which were deployed in the window."""
+    snapshot: Snapshot,
+    ref: str,
+    now: datetime,
+    window: timedelta,
+    viewer: Viewer,
+    *,
+    owners: bool = False,
+    deploys: bool = True,
+) -> Section:
+    """What `ref` depends on (with each one's owners when asked), and, unless the deploys have a section
+    of their own (`deploys=False`), which were deployed in the window."""
     result = suspects(snapshot, ref, now=now, window=window, viewer=viewer)
     name = short_name(ref)
     if not result.dependencies:
-        return (f"{name} depends on nothing in the graph.",), ()
+        return Section(DEPENDENCIES, (ref,), (f"{name} depends on nothing in the graph.",), window=window)
     direct = [d for d in result.dependencies if d.hops == 1]
     listed = [f"{short_name(d.entity)} ({_owners(d.owners)})" if owners else short_name(d.entity) for d in direct]
     sentences = [f"{name} depends on {join(listed)}."]
+    edges = tuple(dict.fromkeys(e for d in result.dependencies for e in d.edges))
+    if not deploys:
+        return Section(DEPENDENCIES, (ref,), tuple(sentences), edges, window)
     sentences += _deploy_sentences(result.dependencies)
     for suspect in result.own_deploys:
         sentences.append(f"{name} itself was deployed: {suspect.deploy.id} at {suspect.deploy.deployed_at:%H:%M} UTC.")
     if len(sentences) == 1:
         sentences.append(f"None of them was deployed in the last {duration(window)}.")
-    edges = tuple(dict.fromkeys(e for d in result.dependencies for e in d.edges))
-    return tuple(sentences), edges
+    return Section(DEPENDENCIES, (ref,), tuple(sentences), edges, window)
 
 
-def changes(snapshot: Snapshot, ref: str, now: datetime, window: timedelta, viewer: Viewer) -> Said:
+def changes(snapshot: Snapshot, ref: str, now: datetime, window: timedelta, viewer: Viewer) -> Section:
     """Deploys in the window of `ref` itself and of what it depends on."""
     result = suspects(snapshot, ref, now=now, window=window, viewer=viewer)
     name = short_name(ref)
@@ -130,9 +149,10 @@ def changes(snapshot: Snapshot, ref: str, now: datetime, window: timedelta, view
     ]
     sentences += _deploy_sentences(result.dependencies)
     if not sentences:
-        return (f"Neither {name} nor what it depends on was deployed in the last {duration(window)}.",), ()
+        nothing = f"Neither {name} nor what it depends on was deployed in the last {duration(window)}."
+        return Section(CHANGES, (ref,), (nothing,), window=window)
     edges = tuple(dict.fromkeys(e for d in result.dependencies if d.deploys for e in d.edges))
-    return tuple(sentences), edges
+    return Section(CHANGES, (ref,), tuple(sentences), edges, window)
 
 
 def _deploy_sentences(deps: Sequence[Dependency]) -> list[str]:
@@ -151,16 +171,16 @@ def _owners(owners: Sequence[str]) -> str:
     return join([short_name(o) for o in owners]) or "no known owner"
 
 
-def path(snapshot: Snapshot, a: str, b: str, viewer: Viewer) -> Said:
+def path(snapshot: Snapshot, a: str, b: str, viewer: Viewer) -> Section:
     """The chain between two entities; a direct edge from `a` to `b` is said to be one."""
     direct = [e for e in snapshot.out_edges.get(a, ()) if e.dst == b and (propagates(e.rel) or e.rel == "owned_by")]
     found = find_path(snapshot, a, b, viewer=viewer)
     if not found.path:
-        return (f"The graph has no chain of edges between {short_name(a)} and {short_name(b)}.",), ()
+        return Section(PATH, (a, b), (f"The graph has no chain of edges between {short_name(a)} and {short_name(b)}.",))
     chain = chain_text(found, short_name)
     if direct and len(found.path) == 2:
-        return (f"Yes: {chain}.",), found.edges
-    return (f"{short_name(a)} and {short_name(b)} are linked: {chain}.",), found.edges
+        return Section(PATH, (a, b), (f"Yes: {chain}.",), found.edges)
+    return Section(PATH, (a, b), (f"{short_name(a)} and {short_name(b)} are linked: {chain}.",), found.edges)
 
 
 def join(items: list[str]) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from graph.citations import cite_edge
@@ -16,6 +16,7 @@ from graph.edges import EdgeFacts
 from graph.naming.names import AliasIndex, Allow, name_words, resolve
 from graph.naming.refs import short_name
 from graph.questions import answers, broad
+from graph.questions.sections import Section
 from graph.questions.wording import (
     CHANGES,
     DEFAULT_WINDOW,
@@ -34,12 +35,14 @@ from graph.visibility import EVERYONE, Viewer, can_see
 
 __all__ = [
     "CHANGES", "DEFAULT_WINDOW", "DEPENDENCIES", "IMPACT", "KINDS", "OWNERSHIP", "PATH", "RISK",
-    "Answer", "Ask", "Mention", "answer_intent", "ask", "find_mentions", "read_intent", "read_window",
+    "Answer", "Ask", "Mention", "Section", "answer_intent", "ask", "find_mentions", "read_intent", "read_window",
 ]  # fmt: skip
 
 MAX_ALIAS_WORDS = 6
 SUGGEST_CUTOFF = 60.0  # of graph.naming.suggest's blend: one edit in five letters, for a word that is no common word
 _POSSESSIVE = re.compile(r"['’]s\b|['’]$")
+# "4h", "30min", "2d": a window as typed, never a name the graph lacks.
+_WINDOW_TOKEN = re.compile(r"\d+(\.\d+)?(m|min|mins|h|hr|hrs|d|w)")
 _PREPOSITIONS = frozenset({"in", "to", "for", "on", "about", "of", "under", "with", "from", "behind"})
 
 
@@ -81,18 +84,28 @@ class Ask:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """Plain sentences plus the cited edges they rest on (one line per edge), and the asks answered."""
+    """One section per ask per entity (each its sentences and the cited edges they rest on), the notes
+    said before them (an ambiguous name, what can be asked), and the asks answered."""
 
     question: str
     intent: str  # the first ask's kind
     mentions: tuple[Mention, ...]
-    sentences: tuple[str, ...]
-    edges: tuple[EdgeFacts, ...]
+    sections: tuple[Section, ...] = ()
+    notes: tuple[str, ...] = ()
     asks: tuple[Ask, ...] = field(default=())
 
     @property
     def entities(self) -> tuple[str, ...]:
         return tuple(m.entity for m in self.mentions if m.entity)
+
+    @property
+    def sentences(self) -> tuple[str, ...]:
+        return self.notes + tuple(line for s in self.sections for line in s.lines)
+
+    @property
+    def edges(self) -> tuple[EdgeFacts, ...]:
+        """Every section's edges, once each, in the order the sections cite them."""
+        return tuple(dict.fromkeys(e for s in self.sections for e in s.edges))
 
     @property
     def cited_lines(self) -> tuple[str, ...]:
@@ -187,16 +200,13 @@ def answer_intent(
         kinds = tuple(k for k in kinds if k != PATH) or (DEPENDENCIES,)
     if not resolved:
         return _about_everything(snapshot, question, mentions, kinds, notes, now, window, viewer, names)
-    sentences: list[str] = list(notes)
-    edges: list[EdgeFacts] = []
+    sections: list[Section] = []
     asks = []
     for kind in kinds:
         targets = resolved[:2] if kind == PATH else resolved
-        for said, cited in _answer_one(snapshot, question, kind, kinds, targets, now, window, viewer):
-            sentences += said
-            edges += cited
+        sections += _answer_one(snapshot, question, kind, kinds, targets, now, window, viewer)
         asks.append(Ask(kind, targets, window if kind in (DEPENDENCIES, CHANGES) else None))
-    return Answer(question, kinds[0], mentions, tuple(sentences), _readable(snapshot, edges, viewer), tuple(asks))
+    return Answer(question, kinds[0], mentions, _readable(snapshot, sections, viewer), notes, tuple(asks))
 
 
 def _answer_one(
@@ -208,17 +218,17 @@ def _answer_one(
     now: datetime,
     window: timedelta,
     viewer: Viewer,
-) -> list[answers.Said]:
+) -> list[Section]:
     if kind == PATH:
         return [answers.path(snapshot, targets[0], targets[1], viewer)]
     if kind == DEPENDENCIES:
-        return [answers.dependencies(snapshot, r, now, window, viewer, owners=OWNERSHIP in kinds) for r in targets]
+        owners, deploys = OWNERSHIP in kinds, CHANGES not in kinds  # asked for, the deploys have their own section
+        return [answers.dependencies(snapshot, r, now, window, viewer, owners=owners, deploys=deploys) for r in targets]
     if kind == CHANGES:
-        # The dependencies' answer already gives their deploys in the window.
-        return [] if DEPENDENCIES in kinds else [answers.changes(snapshot, r, now, window, viewer) for r in targets]
+        return [answers.changes(snapshot, r, now, window, viewer) for r in targets]
     if kind == OWNERSHIP:
-        through = DEPENDENCIES not in kinds  # asked beside dependencies, their owners are listed with them
-        return [answers.ownership(snapshot, r, question, viewer, through=through) for r in targets]
+        beside = DEPENDENCIES in kinds  # "... and who owns each?": the entity's owners, then each dependency's
+        return [answers.ownership(snapshot, r, question, viewer, through=not beside, each=beside) for r in targets]
     if kind in (IMPACT, RISK):
         if kind == RISK and IMPACT in kinds:
             return []
@@ -240,26 +250,19 @@ def _about_everything(
 ) -> Answer:
     """A question naming no entity: deploys across the graph, the entities most at risk, or what can be asked."""
     if notes:
-        return Answer(question, kinds[0], mentions, notes, ())
+        return Answer(question, kinds[0], mentions, notes=notes)
     suggestions = _suggestions(snapshot, question, names, viewer)
     unknown = bool(names) or bool(_unknown_names(question))  # a name the graph does not hold: no broad answer
-    sentences: list[str] = []
-    edges: list[EdgeFacts] = []
-    asks = []
+    sections: list[Section] = []
     if not suggestions and not unknown:
         if CHANGES in kinds:
-            said, cited = broad.recent_deploys(snapshot, now, window, viewer)
-            sentences += said
-            edges += cited
-            asks.append(Ask(CHANGES, (), window))
+            sections.append(broad.recent_deploys(snapshot, now, window, viewer))
         if RISK in kinds:
-            said, cited = broad.most_at_risk(snapshot, viewer)
-            sentences += said
-            edges += cited
-            asks.append(Ask(RISK))
-    if not asks:
-        return Answer(question, kinds[0], mentions, broad.what_can_be_asked(snapshot, viewer, suggestions), ())
-    return Answer(question, asks[0].kind, mentions, tuple(sentences), _readable(snapshot, edges, viewer), tuple(asks))
+            sections.append(broad.most_at_risk(snapshot, viewer))
+    if not sections:
+        return Answer(question, kinds[0], mentions, notes=broad.what_can_be_asked(snapshot, viewer, suggestions))
+    asks = tuple(Ask(s.kind, (), s.window) for s in sections)
+    return Answer(question, asks[0].kind, mentions, _readable(snapshot, sections, viewer), asks=asks)
 
 
 def _suggestions(snapshot: Snapshot, question: str, names: Sequence[str], viewer: Viewer) -> tuple[str, ...]:
@@ -282,7 +285,7 @@ def _close(snapshot: Snapshot, word: str, allow: Allow | None) -> tuple[str, ...
 def _unknown_names(question: str) -> list[str]:
     """Words that can only be names the graph does not hold: hyphenated or with digits, or the
     uncommon word after a preposition ("what changed in memcached")."""
-    tokens = [t.strip(".,;:!?()[]{}\"'`").casefold() for t in question.split()]
+    tokens = [t for t in _tokens(question) if not _WINDOW_TOKEN.fullmatch(t)]
     named = [t for t in tokens if re.search(r"[-_]|\d[a-z]|[a-z]\d", t)]
     after = [b for a, b in zip(tokens, tokens[1:], strict=False) if a in _PREPOSITIONS and b not in _QUESTION_WORDS]
     return named + [t for t in after if len(t) >= 3]
@@ -290,10 +293,16 @@ def _unknown_names(question: str) -> list[str]:
 
 def _name_like_words(question: str) -> list[str]:
     """The question's tokens (split on spaces, so `ts-travle-servcie` stays whole) that are no common word."""
-    tokens = [t.strip(".,;:!?()[]{}\"'`").casefold() for t in question.split()]
+    tokens = [t for t in _tokens(question) if not _WINDOW_TOKEN.fullmatch(t)]
     return [t for t in tokens if len(t) >= 4 and t not in _QUESTION_WORDS and not t.isdigit()]
 
 
-def _readable(snapshot: Snapshot, edges: Sequence[EdgeFacts], viewer: Viewer) -> tuple[EdgeFacts, ...]:
-    """The answer's edges once each, as this viewer may read their citations."""
-    return tuple(redact_edge(snapshot, e, viewer) for e in dict.fromkeys(edges))
+def _tokens(question: str) -> list[str]:
+    return [t.strip(".,;:!?()[]{}\"'`").casefold() for t in question.split()]
+
+
+def _readable(snapshot: Snapshot, sections: Sequence[Section], viewer: Viewer) -> tuple[Section, ...]:
+    """The sections with their edges once each, as this viewer may read their citations."""
+    return tuple(
+        replace(s, edges=tuple(redact_edge(snapshot, e, viewer) for e in dict.fromkeys(s.edges))) for s in sections
+    )

@@ -8,8 +8,10 @@ from datetime import datetime, timedelta
 from graph.blast import blast_radius
 from graph.edges import EdgeFacts
 from graph.naming.refs import short_name
-from graph.questions.answers import Said, duration, join
+from graph.questions.answers import duration, join
 from graph.questions.rollups import ranking
+from graph.questions.sections import Section
+from graph.questions.wording import CHANGES, RISK
 from graph.relations import propagates
 from graph.snapshot import Snapshot
 from graph.visibility import Viewer, can_see, visible
@@ -19,7 +21,7 @@ TOP_RISKS = 5
 EDGES_PER_RISK = 3
 
 
-def recent_deploys(snapshot: Snapshot, now: datetime, window: timedelta, viewer: Viewer) -> Said:
+def recent_deploys(snapshot: Snapshot, now: datetime, window: timedelta, viewer: Viewer) -> Section:
     """Every deploy in (now - window, now], newest first, each with its entity, owners and blast-radius size."""
     since = now - window
     found = sorted(
@@ -28,7 +30,8 @@ def recent_deploys(snapshot: Snapshot, now: datetime, window: timedelta, viewer:
         key=lambda item: (item[0].deployed_at, item[0].id), reverse=True,
     )  # fmt: skip
     if not found:
-        return (f"Nothing in the graph was deployed in the last {duration(window)}.",), ()
+        nothing = f"Nothing in the graph was deployed in the last {duration(window)}."
+        return Section(CHANGES, (), (nothing,), window=window)
     sentences = [f"{len(found)} deploy{'s' if len(found) != 1 else ''} in the last {duration(window)}:"]
     edges: list[EdgeFacts] = []
     for deploy, ref in found[:MAX_DEPLOYS]:
@@ -43,15 +46,16 @@ def recent_deploys(snapshot: Snapshot, now: datetime, window: timedelta, viewer:
         edges += [e for e in snapshot.out_edges.get(ref, ()) if e.rel == "owned_by" and e.dst in owners]
     if len(found) > MAX_DEPLOYS:
         sentences.append(f"… and {len(found) - MAX_DEPLOYS} more.")
-    return tuple(sentences), tuple(dict.fromkeys(edges))
+    return Section(CHANGES, (), tuple(sentences), tuple(dict.fromkeys(edges)), window)
 
 
-def most_at_risk(snapshot: Snapshot, viewer: Viewer) -> Said:
+def most_at_risk(snapshot: Snapshot, viewer: Viewer) -> Section:
     """Single points of failure: the entities whose failure breaks the most, with the systems they hit."""
     ranked = ranking(snapshot)
     top = [e for e in ranked.exposures if can_see(snapshot, e.entity, viewer)][:TOP_RISKS]
     if not top:
-        return ("Nothing in the graph breaks when any one entity fails: no single point of failure.",), ()
+        nothing = "Nothing in the graph breaks when any one entity fails: no single point of failure."
+        return Section(RISK, (), (nothing,))
     sentences = ["Single points of failure, by how much breaks with them:"]
     edges: list[EdgeFacts] = []
     for exposure in top:
@@ -67,7 +71,7 @@ def most_at_risk(snapshot: Snapshot, viewer: Viewer) -> Said:
         edges += [e for e in dependents if can_see(snapshot, e.src, viewer)][:EDGES_PER_RISK]
     if ranked.considered < ranked.runtime:
         sentences.append(f"Ranked from the {ranked.considered} most directly depended-on of {ranked.runtime} entities.")
-    return tuple(sentences), tuple(dict.fromkeys(edges))
+    return Section(RISK, (), tuple(sentences), tuple(dict.fromkeys(edges)))
 
 
 def what_can_be_asked(snapshot: Snapshot, viewer: Viewer, suggestions: tuple[str, ...] = ()) -> tuple[str, ...]:

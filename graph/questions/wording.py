@@ -44,6 +44,8 @@ _ASK_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\b(own|owns|owned|owner|owners|ownership|responsible|whose|maintains?|maintainers?|on[- ]?call|"
             r"on the hook|escalate|team|teams)\b|\bwho (do|should|can) (i|we) (ping|page|call|contact|ask|talk to)\b"
             r"|\b(ping|page|contact) about\b|\bwho (runs|looks after|handles)\b"
+            r"|\bwho (gets|is|should be|would be|to) (paged|pinged|called|contacted|page|ping|call|contact)\b"
+            r"|\b(paged|pinged) (for|about)\b"
         ),
     ),
     (

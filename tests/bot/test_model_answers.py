@@ -82,6 +82,10 @@ def test_a_well_cited_reply_is_shown_marked_above_the_graph_s_cited_lines(
     assert "[E1] ledger -depends_on-> postgres [catalog/ledger.yaml#1, runbooks/ledger.md:4] x2" in message
     terminal = "\n".join(line.plain for line in render_answer(asked.answer, asked.phrasing))
     assert terminal.startswith(GOOD) and "the paths below are the graph's" in terminal
+    # Under the phrasing, the graph's own section for the ask, its cited edges labelled as the model saw them.
+    for shown_to in (message, terminal):
+        heading = shown_to.index("postgres — what breaks if it fails", shown_to.index(GOOD))
+        assert shown_to.index("[E1] ledger -depends_on-> postgres", heading)
     assert sample(model, "oncall_graph_model_calls_total", purpose="mention", outcome="ok") == 1
     assert sample(model, "oncall_graph_model_tokens_total", purpose="mention", direction="input") == 321
     assert sample(model, "oncall_graph_model_tokens_total", purpose="mention", direction="output") == 25

@@ -140,6 +140,21 @@ def test_acme_headline_question_answers_dependencies_the_deploy_and_owners() -> 
     ]
     assert "antifraud (risk-team), ledger (finance-team), notify (msg-team) and postgresql (platform)" in data["answer"]
     assert "r-8812" in data["answer"]
+    titles = ["payments — depends on", "payments — changed in the last 6 h", "payments — owners"]
+    assert [(s["kind"], s["title"], s["window_hours"]) for s in data["sections"]] == [
+        ("dependencies", titles[0], 6.0), ("changes", titles[1], 6.0), ("ownership", titles[2], None),
+    ]  # fmt: skip
+    changes = data["sections"][1]
+    assert any("r-8812" in line for line in changes["lines"]) and not any("r-8790" in line for line in changes["lines"])
+    assert changes["cited"][0] == "payments -depends_on-> antifraud [catalog/payments.yaml#3] x1"
+    assert changes["edges"][0]["dst"] == "component:default/antifraud"
+    assert "payments -owned_by-> platform [catalog/payments.yaml#3] x1" in data["sections"][2]["cited"]
+    text = run(*ACME_SOURCES, "--now", "2026-11-29T15:00:00Z", "ask", question).stdout.splitlines()
+    headings = [line for line in text if line in titles]
+    assert headings == titles
+    under_changes = text[text.index(titles[1]) + 1 : text.index(titles[2])]
+    assert under_changes[0].startswith("  antifraud (risk-team) was deployed: r-8812")
+    assert "    payments -depends_on-> antifraud [catalog/payments.yaml#3] x1" in under_changes
 
 
 @pytest.mark.parametrize("now", ["2026-11-29T15:00:00Z", "2026-11-29T16:00:00+01:00"])

@@ -98,7 +98,7 @@ def test_tools_are_listed_with_their_input_schemas(tmp_path: Path, acme_db: str)
     async def scenario() -> None:
         async with mcp_session(tmp_path, "--db", acme_db) as session:
             tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert list(tools) == ["blast_radius", "suspects", "path", "resolve", "lag"]
+        assert list(tools) == ["blast_radius", "suspects", "path", "resolve", "ask", "lag"]
         schemas = {name: t.input_schema for name, t in tools.items()}
         assert schemas["blast_radius"]["required"] == ["name"]
         assert set(schemas["blast_radius"]["properties"]) == {"name", "depth"}
@@ -107,6 +107,7 @@ def test_tools_are_listed_with_their_input_schemas(tmp_path: Path, acme_db: str)
         assert schemas["suspects"]["properties"]["since"]["default"] == "6h"
         assert schemas["path"]["required"] == ["from", "to"]
         assert schemas["resolve"]["required"] == ["name"]
+        assert schemas["ask"]["required"] == ["question"]
         assert schemas["lag"]["properties"] == {}
         assert "6h" in (tools["suspects"].description or "")
         assert all(t.annotations and t.annotations.read_only_hint for t in tools.values())
@@ -156,6 +157,21 @@ def test_suspects_in_a_window_match_the_command_line(tmp_path: Path, acme_db: st
         deploys = {d["id"] for dep in six_hours["dependencies"] for d in dep["deploys"]}
         assert {"r-8812", "r-8801"} <= deploys
         assert {d["id"] for dep in one_hour["dependencies"] for d in dep["deploys"]} == {"r-8812"}
+
+    run(scenario)
+
+
+def test_ask_answers_each_ask_in_its_section_as_the_command_line_does(tmp_path: Path, acme_db: str) -> None:
+    question = "what does payments call, which of those changed in the last six hours, and who owns each?"
+    expected = cli_json(tmp_path, "--db", acme_db, "--now", NOW, "ask", question)
+
+    async def scenario() -> None:
+        async with mcp_session(tmp_path, "--db", acme_db, "--now", NOW) as session:
+            got = await call(session, "ask", {"question": question})
+        assert without_clock(got) == without_clock(expected)
+        titles = [s["title"] for s in got["sections"]]
+        assert titles == ["payments — depends on", "payments — changed in the last 6 h", "payments — owners"]
+        assert any("r-8812" in line for line in got["sections"][1]["lines"])
 
     run(scenario)
 

@@ -6,8 +6,9 @@ from rich.console import Console
 
 from bot.render.dot import blast_dot
 from bot.render.png import PictureRenderer
-from bot.render.text import render_blast
+from bot.render.text import render_answer, render_blast
 from graph.blast import blast_radius
+from graph.questions.ask import ask
 from tests.graph.builders import dep, entity, snapshot
 
 HOSTILE = 'a"b\\c\nd<e>&f\\N\\l]\x1b[31m\x07\u202e' * 10
@@ -42,3 +43,12 @@ def test_terminal_text_carries_no_escape_sequence_or_markup() -> None:
         console.print(line)
     out = console.export_text(styles=False)
     assert "]\ufffd[31m" in out  # the ESC replaced, the rest shown as written
+
+
+def test_an_answer_s_sections_reach_the_terminal_with_no_escape_sequence() -> None:
+    snap, _ = hostile_graph()
+    lines = render_answer(ask(snap, "what breaks if db goes down?", now=snap.built_at))
+    assert lines[0].plain == "db — what breaks if it fails"
+    for line in lines:
+        assert "\x1b" not in line.plain and "\x07" not in line.plain and "\u202e" not in line.plain
+    assert any("]\ufffd[31m" in line.plain for line in lines[1:])  # in the impacted names and their citations

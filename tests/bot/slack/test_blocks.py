@@ -416,13 +416,13 @@ def test_a_name_like_nothing_gets_no_buttons_but_a_hint() -> None:
     assert "try its full ref" in shown(message)
 
 
-def test_a_mention_answer_has_sentences_then_cited_lines_in_a_code_block() -> None:
+def test_a_mention_answer_has_a_headed_section_then_cited_lines_in_a_code_block() -> None:
     snap = shop()
     answer = ask(snap, "what breaks if auth-service goes down?", now=NOW)
     message = format_answer(answer, judged(snap))
     assert_within_limits(message)
     sections = [b["text"]["text"] for b in of_type(message, "section")]
-    assert sections[0].startswith("If auth-service goes down, login-flow and checkout break.")
+    assert sections[0].startswith("*auth-service — what breaks if it fails*\nIf auth-service goes down, login-flow")
     assert sections[1].startswith("```\n") and sections[1].endswith("\n```")
     assert "login-flow -depends_on-&gt; auth-service [catalog/login-flow.yaml#1] x1" in sections[1]
     assert "graph 4 min old" in shown(message)
