@@ -1,6 +1,6 @@
 """Bad sources committed while `oncall-graph serve` runs (a real subprocess on a copy of
-examples/acme, the local fake Slack, signed requests over HTTP): a 1 KB YAML bomb, and the file
-holding `redis` turned into invalid YAML, then fixed."""
+examples/acme, the local fake Slack, signed requests over HTTP): a 1 KB YAML bomb, the file
+holding `redis` turned into invalid YAML, then fixed, and a deploy feed that drips a byte a second."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tests.e2e.conftest import ADMIN, Bot
 from tests.e2e.test_slack_bot import only_response, text_of
+from tests.fakes.dripping_feed import dripping_feed
 from tests.fakes.slack_api import FakeSlack
 from tests.sync.sources.test_yaml_alias_bound import bomb
 
@@ -27,12 +28,12 @@ def rss_kb(bot: Bot) -> int:
     raise AssertionError("no VmRSS line")
 
 
-def start(bot_factory: Callable[..., Bot], tmp_path: Path) -> tuple[Bot, Path]:
+def start(bot_factory: Callable[..., Bot], tmp_path: Path, **settings: str) -> tuple[Bot, Path]:
     catalog = tmp_path / "catalog"
     shutil.copytree(ACME, catalog)
     bot = bot_factory(
         sources={"ONCALL_GRAPH_CATALOG": str(catalog)}, ONCALL_GRAPH_SYNC_INTERVAL="1",
-        ONCALL_GRAPH_ALERT_CHANNEL=ALERT_CHANNEL,
+        ONCALL_GRAPH_ALERT_CHANNEL=ALERT_CHANNEL, **settings,
     )  # fmt: skip
     return bot, catalog
 
@@ -103,3 +104,35 @@ def test_the_file_holding_redis_turned_invalid_keeps_redis_fails_the_source_and_
         f"✅ oncall-graph source {name} recovered",
     ]
     assert "all sources fresh" in lag_until(bot, fake_slack, lambda text: "all sources fresh" in text, "after")
+
+
+NEW_CONSUMER = """apiVersion: backstage.io/v1alpha1
+kind: Component
+metadata: {name: coupon-service}
+spec: {type: service, lifecycle: production, owner: sre, dependsOn: ["resource:redis"]}
+"""
+
+
+def test_a_feed_dripping_a_byte_a_second_while_serving_leaves_acks_answers_and_catalog_syncs_and_fails_at_its_deadline(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    with dripping_feed(1.0) as feed:
+        bot, catalog = start(bot_factory, tmp_path, ONCALL_GRAPH_DEPLOYS=feed, ONCALL_GRAPH_SOURCE_DEADLINE="3")
+        name = f"deploys:{feed}"
+        for attempt in range(4):  # while the feed's first read drips
+            answer = acked_command(bot, fake_slack, "/blast-radius", "redis", f"during-{attempt}")
+            assert "names no entity" not in answer and "redis" in answer
+            time.sleep(0.5)
+        (catalog / "coupons.yaml").write_text(NEW_CONSUMER)  # a catalog change lands while the feed drips
+        deadline, attempt, answer = time.monotonic() + 30, 0, ""
+        while "coupon-service" not in answer and time.monotonic() < deadline:
+            attempt += 1
+            answer = acked_command(bot, fake_slack, "/blast-radius", "redis", f"edited-{attempt}")
+            time.sleep(0.5)
+        assert "coupon-service" in answer
+        lag = lag_until(bot, fake_slack, lambda text: "FAILING" in text and "deadline" in text, "lag")
+        failing = [line for line in lag.splitlines() if "FAILING" in line]
+        assert failing and all(name in line for line in failing), lag  # only the feed fails
+        assert f"GET {feed}: body not received within the read deadline of 3 s" in lag
+        assert f"✅ ok *catalog:{catalog}*" in lag  # the catalog's own syncs went on
+        assert bot.proc.poll() is None and "Traceback" not in bot.output()

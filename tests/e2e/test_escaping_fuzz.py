@@ -1,11 +1,13 @@
 """Slack's control sequences in every source field, through the running bot over signed HTTP: slash
-commands, a mention, an alert thread reply and a PagerDuty webhook post. Whatever the fake Slack
+commands, a mention, an alert thread reply, a PagerDuty webhook post and deploys pushed to the deploy
+webhook (every field hostile, its service too, then `/suspects` on it). Whatever the fake Slack
 receives parses as Block Kit, carries no raw control sequence, and links only what the bot built."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +22,8 @@ from tests.bot.slack.test_escaping import assert_no_raw_control
 from tests.e2e.conftest import Bot
 from tests.e2e.test_alert_redaction import alert_card
 from tests.e2e.test_pagerduty_webhook import PD_SECRET, incident_event, raw
+from tests.e2e.test_slack_bot import only_response
+from tests.e2e.webhook_posts import DEPLOY_SECRET, native, recent
 from tests.fakes.slack_api import FakeSlack
 
 CONTROL = ["<!channel>", "<!here>", "<!everyone>", "<@U024BE7LH>", "<#C024BE7LH>", "<!subteam^S0614TZR7>",
@@ -30,7 +34,7 @@ URLS = st.sampled_from(["https://evil.example/phish|CI run", "https://ci.example
                         "javascript:alert(1)", "https://ok.example/a|b", "<https://evil.example|x>"])  # fmt: skip
 RECORD = st.fixed_dictionaries({"title": HOSTILE, "description": HOSTILE, "alias": HOSTILE, "runbook": HOSTILE,
                                 "version": HOSTILE, "actor": HOSTILE, "id": HOSTILE, "url": URLS,
-                                "alert": HOSTILE})  # fmt: skip
+                                "alert": HOSTILE, "service": HOSTILE})  # fmt: skip
 _runs = itertools.count()
 
 
@@ -77,6 +81,30 @@ def check(message: dict[str, Any], urls: set[str]) -> None:
         assert "\u202e" not in piece and "\u2066" not in piece
 
 
+def push_deploys(bot: Bot, fake: FakeSlack, run: int, i: int, r: dict[str, str]) -> None:
+    """POST two hostile deploys, signed, to /webhooks/deploys: one on svc{i}, one on a hostile service
+    name; ask /suspects until the first shows (its version carries a plain marker), then the second."""
+    marker = f"pushed{run}x{i}"
+    hostile = {"id": f"{marker}-{r['id']}", "version": f"{marker} {r['version']}", "actor": r["actor"],
+               "url": r["url"], "deployed_at": recent(10)}  # fmt: skip
+    events = [
+        {**hostile, "service": f"svc{i}"},
+        {**hostile, "id": f"u{marker}-{r['id']}", "service": f"{r['service']}-x"},
+    ]
+    answer = native(bot, json.dumps(events).encode(), secret=DEPLOY_SECRET)
+    assert answer.status_code == 202, answer.text
+    deadline = time.monotonic() + 30  # a pushed deploy reaches answers at the next snapshot, not at once
+    for attempt in itertools.count():
+        name = f"wh{run}-{i}-{attempt}"
+        bot.command("/suspects", f"svc{i} 6h", fake.response_url(name))
+        if marker in json.dumps(only_response(fake, name)):
+            break
+        assert time.monotonic() < deadline, f"the pushed deploy {marker} never reached /suspects"
+        time.sleep(0.3)
+    bot.command("/suspects", f"{r['service']}-x 6h", fake.response_url(f"wh{run}-{i}-unknown"))
+    only_response(fake, f"wh{run}-{i}-unknown")
+
+
 def test_control_sequences_in_every_source_field_never_reach_slack_raw(
     bot_factory: Callable[..., Bot], fake_slack: FakeSlack, tmp_path: Path
 ) -> None:
@@ -87,7 +115,8 @@ def test_control_sequences_in_every_source_field_never_reach_slack_raw(
         run = next(_runs)
         sources = write(tmp_path / f"run{run}", records)
         bot = bot_factory(f"run{run}", sources=sources, PAGERDUTY_WEBHOOK_SECRETS=PD_SECRET,
-                          ONCALL_GRAPH_ALERT_CHANNEL=f"CPD{run}")  # fmt: skip
+                          ONCALL_GRAPH_ALERT_CHANNEL=f"CPD{run}",
+                          ONCALL_GRAPH_DEPLOY_WEBHOOK_SECRETS=DEPLOY_SECRET)  # fmt: skip
         before, expected = len(received(fake_slack)), 0
         for i, r in enumerate(records):
             for command, text in (("/blast-radius", f"db{i}"), ("/suspects", f"db{i} 6h"),
@@ -105,6 +134,8 @@ def test_control_sequences_in_every_source_field_never_reach_slack_raw(
             assert bot.pagerduty(body, PD_SECRET).status_code == 202
             expected += 3
         fake_slack.wait_for(lambda: len(received(fake_slack)) - before >= expected, timeout=60)
+        for i, r in enumerate(records):
+            push_deploys(bot, fake_slack, run, i, r)
         urls = {r["url"] for r in records} | {r["url"] + f"/Q{run}X{i}" for i, r in enumerate(records)}
         for message in received(fake_slack)[before:]:
             check(message, urls)

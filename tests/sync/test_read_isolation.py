@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -16,44 +14,17 @@ from sync.refresh import APPLIED, FAILED, sync_once
 from sync.sources.reading.limits import ReadLimits
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_store import Store
+from tests.fakes import dripping_feed as drips
 from tests.fakes.http_source import source_server
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-def dripping_feed() -> Iterator[str]:
+@pytest.fixture(name="dripping_feed")
+def dripping_feed_url() -> Iterator[str]:
     """A local HTTP server that promises a big deploy feed and sends it one byte every 0.2 s."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    stop = threading.Event()
-
-    def serve() -> None:
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            threading.Thread(target=drip, args=(conn,), daemon=True).start()
-
-    def drip(conn: socket.socket) -> None:
-        with conn:
-            conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n")
-            try:
-                while not stop.wait(0.2):
-                    conn.sendall(b"{")
-            except OSError:
-                return  # the reader gave up: what we want
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}/deploys.jsonl"
-    stop.set()
-    thread.join()
-    listener.close()
+    with drips.dripping_feed(0.2) as url:
+        yield url
 
 
 def test_a_dripping_feed_is_cut_at_its_deadline_and_delays_no_other_source(
