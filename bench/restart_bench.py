@@ -74,12 +74,10 @@ def formats(db: str) -> dict[str, Any]:
 def _protocol_4(snapshot: Any) -> bytes:
     import io
 
-    from sync.store import snapshot_image
+    from sync.store.image_pickling import ImagePickler
 
     buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=4)
-    pickler.dispatch_table = snapshot_image._DISPATCH
-    pickler.dump(snapshot)
+    ImagePickler(buffer, protocol=4).dump(snapshot)
     return buffer.getvalue()
 
 
