@@ -5,6 +5,8 @@ the dataclass's `__setstate__`: `dataclasses.fields()` and an `object.__setattr_
 each of the entities, citations and edges (two thirds of a 10k image's load). Here each one is
 reduced to `(rebuilt, (cls, *values))` instead, and `rebuilt` fills the slots through their own
 descriptors from a constructor generated once per class: no fields() lookup, no __init__.
+An image's key hashes graph/ (the classes' fields) but not this module: a change here that changes
+the payload bumps `snapshot_image.FORMAT`.
 """
 
 from __future__ import annotations
