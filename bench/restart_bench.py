@@ -11,7 +11,6 @@ Slack (start, load, warm, answer); peak RSS is the serving process's VmHWM just 
 from __future__ import annotations
 
 import json
-import pickle
 import tempfile
 import time
 from collections.abc import Sequence
@@ -50,11 +49,11 @@ def restart(db: str, hub: str, images: Path, log: Path, fake: FakeSlack, name: s
 
 
 def formats(db: str) -> dict[str, Any]:
-    """Write and load times and sizes of the warmed snapshot: pickle protocols 4 and 5, with and
-    without the derived indexes (then warmed again after the load)."""
+    """Write and load times and sizes of the warmed snapshot, pickled by the image's rules with
+    protocols 5 and 4 (the derived indexes included)."""
     from bot.wiring import clock, open_store, prepare_to_serve
     from sync.refresh import load_snapshot
-    from sync.store.snapshot_image import dumps
+    from sync.store.snapshot_image import dumps, loads
 
     snapshot = load_snapshot(open_store(db), clock)
     assert snapshot is not None
@@ -65,7 +64,7 @@ def formats(db: str) -> dict[str, Any]:
         data = write(snapshot)
         wrote = time.perf_counter() - began
         began = time.perf_counter()
-        pickle.loads(data)
+        loads(data)  # as a start reads an image: the collector paused
         found[label] = {"mb": round(len(data) / 1e6, 1), "write_s": round(wrote, 3),
                         "load_s": round(time.perf_counter() - began, 3)}  # fmt: skip
     return found
@@ -74,12 +73,10 @@ def formats(db: str) -> dict[str, Any]:
 def _protocol_4(snapshot: Any) -> bytes:
     import io
 
-    from sync.store import snapshot_image
+    from sync.store.image_pickling import ImagePickler
 
     buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=4)
-    pickler.dispatch_table = snapshot_image._DISPATCH
-    pickler.dump(snapshot)
+    ImagePickler(buffer, protocol=4).dump(snapshot)
     return buffer.getvalue()
 
 
