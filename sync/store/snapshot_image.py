@@ -27,9 +27,11 @@ from sqlalchemy import Engine, select
 
 from graph.snapshot import Snapshot
 from sync.store import schema
-from sync.store.image_pickling import ImagePickler
+from sync.store.image_maps import SnapshotPickler
 
-FORMAT = 2  # of the layout and its payload (2: slots dataclasses as value tuples); part of every key
+# Of the layout and its payload (2: slots dataclasses as value tuples; 3: entities and edges pickled
+# per key, unpickled when read); part of every key.
+FORMAT = 3
 MAGIC = b"OGSNAP\x00\x01"
 HEADER = struct.Struct(">8sIQ32s")  # magic, key length, payload length, digest of key + payload
 
@@ -109,7 +111,7 @@ def _verified_payload(path: Path, key: Mapping[str, Any]) -> memoryview:
 def dumps(snapshot: Snapshot) -> bytes:
     """The snapshot with its derived indexes, pickled (protocol 5) by the image's rules."""
     buffer = io.BytesIO()
-    ImagePickler(buffer).dump(snapshot)
+    SnapshotPickler(buffer).dump(snapshot)
     return buffer.getvalue()
 
 
@@ -117,12 +119,13 @@ def write_image(path: Path, key: Mapping[str, Any], snapshot: Snapshot) -> None:
     """Atomically: a temporary file beside `path`, fsynced, renamed over it, the folder fsynced."""
     key_bytes = encode_key(key)
     payload = dumps(snapshot)
-    digest = hashlib.sha256(key_bytes + payload).digest()
+    digest = hashlib.sha256(key_bytes)
+    digest.update(payload)  # not key + payload: a copy of 100 MB at 100k entities
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with temporary.open("wb") as file:
-            file.write(HEADER.pack(MAGIC, len(key_bytes), len(payload), digest))
+            file.write(HEADER.pack(MAGIC, len(key_bytes), len(payload), digest.digest()))
             file.write(key_bytes)
             pause = float(os.environ.get("ONCALL_GRAPH_TEST_IMAGE_WRITE_PAUSE", "0") or 0)
             _write_slowly(file, payload, pause)

@@ -24,6 +24,7 @@ from graph.warm import warm
 from sync.refresh import load_snapshot
 from sync.store.database import make_engine
 from sync.store.fact_store import Store
+from sync.store.image_maps import EdgesInto, PickledValues
 from sync.store.image_pickling import ImagePickler
 from sync.store.snapshot_image import ImageRejected, dumps, read_image, write_image
 
@@ -84,6 +85,35 @@ def test_rebuilt_objects_are_whole_frozen_dataclasses(built: Snapshot) -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         some.name = "changed"  # type: ignore[misc]
     assert dataclasses.replace(some, title="t").title == "t"
+
+
+def test_entities_and_edges_stay_pickled_until_read(built: Snapshot, tmp_path: Path) -> None:
+    write_image(tmp_path / "graph.snapshot", KEY, built)
+    loaded = read_image(tmp_path / "graph.snapshot", KEY)
+    assert isinstance(loaded.entities, PickledValues) and isinstance(loaded.in_edges, EdgesInto)
+    assert list(loaded.entities) == list(built.entities)  # the order the build made, kept
+    assert list(loaded.out_edges) == list(built.out_edges) and list(loaded.in_edges) == list(built.in_edges)
+    assert "PickledValues(" in repr(loaded.entities) and " 0 read" in repr(loaded.entities)
+    ref = next(iter(built.entities))
+    assert ref in loaded.entities and "component:default/nothing-here" not in loaded.entities
+    assert loaded.entities.get("component:default/nothing-here") is None
+    assert loaded.entities[ref] is loaded.entities[ref]  # unpickled once
+    # An edge read from either side is one object, as in the built snapshot.
+    for dst, edges in loaded.in_edges.items():
+        for edge in edges:
+            assert any(edge is other for other in loaded.out_edges[edge.src])
+            assert edge.dst == dst
+
+
+def test_a_loaded_snapshot_written_again_keeps_its_pickled_values(built: Snapshot, tmp_path: Path) -> None:
+    write_image(tmp_path / "first.snapshot", KEY, built)
+    loaded = read_image(tmp_path / "first.snapshot", KEY)
+    loaded.entities[next(iter(loaded.entities))]  # partly read, as a serving process's is
+    write_image(tmp_path / "again.snapshot", KEY, loaded)
+    again = read_image(tmp_path / "again.snapshot", KEY)
+    assert dict(again.entities) == dict(built.entities)
+    assert dict(again.out_edges) == dict(built.out_edges) and dict(again.in_edges) == dict(built.in_edges)
+    assert answers(again) == answers(built)
 
 
 def test_slots_dataclasses_pickle_as_their_values_not_their_state() -> None:
