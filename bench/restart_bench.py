@@ -49,8 +49,10 @@ def restart(db: str, hub: str, images: Path, log: Path, fake: FakeSlack, name: s
 
 
 def formats(db: str) -> dict[str, Any]:
-    """Write and load times and sizes of the warmed snapshot, pickled by the image's rules with
-    protocols 5 and 4 (the derived indexes included)."""
+    """Write and load times and sizes of the warmed snapshot as the image pickles it (entities and
+    edges deferred, `sync.store.image_maps`) and with every object pickled whole, protocol 4 (the
+    derived indexes included). A load of the image defers the entities' and edges' objects to their
+    first read."""
     from bot.wiring import clock, open_store, prepare_to_serve
     from sync.refresh import load_snapshot
     from sync.store.snapshot_image import dumps, loads
@@ -59,7 +61,7 @@ def formats(db: str) -> dict[str, Any]:
     assert snapshot is not None
     prepare_to_serve(snapshot)
     found: dict[str, Any] = {}
-    for label, write in (("protocol 5 with indexes", dumps), ("protocol 4 with indexes", _protocol_4)):
+    for label, write in (("image (deferred)", dumps), ("whole, protocol 4", _protocol_4)):
         began = time.perf_counter()
         data = write(snapshot)
         wrote = time.perf_counter() - began
