@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -21,7 +21,7 @@ from sync.kept_files import keep_unread_files
 from sync.read_isolation import Read, failure_text, read_all
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_codec import EncodedFacts
-from sync.store.fact_store import PUSHED, SourceState, Store, SyncRun, source_marks
+from sync.store.fact_store import Store, SyncRun, in_graph, source_marks
 from sync.store.reviews import ReviewStore
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ def sync_once(
         outcomes.append(outcome)
     # An applied read that added and retired nothing (a re-walked API) leaves the graph as it was.
     changed = any(o.added or o.retired for o in outcomes)
-    version = store.bump_version(at=clock()) if changed else store.graph_version()
+    version = store.graph_version()  # each applied change moved it in its own transaction
     names = [s.name for s in specs]
     current = ref.current()
     if not swap:
@@ -195,11 +195,6 @@ def load_snapshot(
     marks = source_marks(s for s in states.values() if not names or s.name in wanted)
     with collector_paused():
         return build_snapshot(batches, built_at=as_of or clock(), marks=marks, version=version)
-
-
-def in_graph(names: Sequence[str] | None, states: Mapping[str, SourceState]) -> set[str]:
-    """The configured sources plus every push source: pushed deploys belong to whichever graph is built."""
-    return set(names or ()) | {name for name, state in states.items() if state.kind == PUSHED}
 
 
 def rebuild(store: Store, ref: SnapshotRef, clock: Clock, names: Sequence[str] | None = None) -> Snapshot | None:

@@ -21,9 +21,9 @@ from sync.lag import LagNotifier
 from sync.leader import Leadership
 from sync.observer import NoObserver, SyncObserver
 from sync.push import PushedDeploys
-from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, in_graph, load_snapshot, sync_once
+from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, load_snapshot, sync_once
 from sync.sources.registry import SourceAccess, SourceSpec
-from sync.store.fact_store import SourceState, Store, source_marks
+from sync.store.fact_store import SourceState, Store, in_graph, source_marks
 
 if TYPE_CHECKING:
     from sync.snapshot_images import SnapshotImages

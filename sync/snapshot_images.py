@@ -23,9 +23,9 @@ import numpy
 
 import graph
 from graph.snapshot import Snapshot
-from sync.refresh import Clock, in_graph, load_snapshot
+from sync.refresh import Clock, load_snapshot
 from sync.store.database import HEAD
-from sync.store.fact_store import Store, source_marks
+from sync.store.fact_store import Store, in_graph, source_marks
 from sync.store.snapshot_image import (
     FORMAT,
     ImageRejected,
