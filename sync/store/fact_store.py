@@ -23,7 +23,7 @@ from sync.store import schema
 from sync.store.bulk_read import select_batches
 from sync.store.bulk_write import insert_rows
 from sync.store.fact_codec import ASSERTION, DEPLOY, PROBLEM, EncodedFacts, FactDecoder, Row, encode_rows
-from sync.store.graph_changes import commit_change, open_change, step
+from sync.store.graph_changes import ChangedDeploys, changed_deploys, commit_change, open_change, step, step_moment
 from sync.store.live_problems import live_problems
 
 CHUNK = 5_000
@@ -319,6 +319,16 @@ class Store:
         """One version step that changed more than deploys (followers rebuild): e.g. an approved review."""
         with self.engine.begin() as conn:
             return step(conn, at=at)
+
+    def changed_deploys(self, after: int, upto: int) -> ChangedDeploys | str:
+        """The deploys the version steps (after, upto] added and retired, or why a rebuild must say."""
+        with self.engine.connect() as conn:
+            return changed_deploys(conn, after, upto)
+
+    def step_moment(self, version: int) -> str | None:
+        """When the graph moved to `version` (an image's key holds it); None when the store has no record."""
+        with self.engine.connect() as conn:
+            return step_moment(conn, version)
 
     # --- exactly-once claims ----------------------------------------------------------------
     def claim_event(self, key: str, *, at: datetime, replica: str = "") -> bool:

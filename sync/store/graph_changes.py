@@ -58,6 +58,13 @@ def step(conn: Connection, *, at: datetime, source: str = "") -> int:
     return commit_change(conn, open_change(conn, at=at, source=source), at=at, deploys_only=False)
 
 
+def step_moment(conn: Connection, version: int) -> str | None:
+    """When the step to `version` was made, as `graph_moment` shows it; None when unrecorded."""
+    c = schema.graph_changes
+    moment = conn.execute(select(c.c.changed_at).where(c.c.version == version)).scalar()
+    return None if moment is None else str(moment)
+
+
 def changed_deploys(conn: Connection, after: int, upto: int) -> ChangedDeploys | str:
     """The deploys added and retired by the steps after version `after` up to `upto`, read by the
     rows' change ids (indexed); or why only a rebuild can say (a step missing or not deploys only)."""
