@@ -199,8 +199,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     scheduler = start_scheduler(service)
     registry = deps.metrics.registry
     slack = counted_while_handled(slack_http, deps.work_slots.arriving) if slack_http is not None else None
-    # Deploys pushed in: noted by the service at once, so its refresh adds them as a delta.
-    intake = PushIntake(store, clock, refresh=service.catch_up, noted=service.note_pushed, replica=replica_name())
+    # Deploys pushed in: stored with their version step, then read back by the refresh as a delta.
+    intake = PushIntake(store, clock, refresh=service.catch_up, replica=replica_name())
     webhooks = build_deploy_webhooks(settings, intake)
     own_metrics = settings.metrics_port is not None
     wsgi = build_wsgi(

@@ -1,4 +1,5 @@
-"""The port that hears how each sync went (per source: outcome and duration; the graph's size),
+"""The port that hears how each sync went (per source: outcome and duration; the graph's size; how
+each snapshot was brought up: a deploy delta, a rebuild or an image),
 and its do-nothing default. The bot implements it with metrics and trace spans; sync never imports bot.
 """
 
@@ -21,6 +22,10 @@ class SyncObserver(Protocol):
         """The snapshot now served, and the edge facts retired over the stored history."""
         ...
 
+    def snapshot_updated(self, how: str, seconds: float) -> None:
+        """The snapshot brought to the stored graph version: how is delta, rebuild or image."""
+        ...
+
 
 class NoObserver:
     """The observer of `oncall-graph sync` and of tests: hears everything, does nothing."""
@@ -32,4 +37,7 @@ class NoObserver:
         return None
 
     def graph_built(self, entities: int, edges: int, retired_edges: int) -> None:
+        return None
+
+    def snapshot_updated(self, how: str, seconds: float) -> None:
         return None

@@ -1,7 +1,7 @@
 """Deploy events pushed in (webhooks): parsed by the feed's own reader, stored as facts of their
-push source, noted (their deploys and the graph version they made) and then this replica's
-snapshot refreshed in the background, as a deploy delta when nothing else moved the version;
-other replicas follow the graph version as they do after a sync.
+push source (with the version step they make, in one transaction), and then this replica's
+snapshot refreshed in the background; it reads the stored step back as a deploy delta, as every
+other replica does when it follows the graph version.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from graph.facts import Deploy, Problem
+from graph.facts import Problem
 from sync.sources.deploys import parse_deploys
 from sync.store.fact_store import PUSHED, Store
 from sync.store.pushed import record_refused, store_pushed
@@ -34,14 +34,6 @@ class PushOutcome:
     errors: tuple[str, ...] = ()  # why the body was refused, each naming its field; then nothing is stored
     warnings: tuple[str, ...] = ()
     version: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class PushedDeploys:
-    """One delivery's newly stored deploys and the graph version it moved the store to."""
-
-    version: int
-    deploys: tuple[Deploy, ...]
 
 
 class RefreshWorker:
@@ -83,12 +75,10 @@ class PushIntake:
         clock: Clock,
         *,
         refresh: Callable[[], None],
-        noted: Callable[[PushedDeploys], None] | None = None,
         replica: str = "",
     ) -> None:
-        """`noted` hears each stored delivery at once, before `refresh` runs in the background."""
+        """`refresh` runs in the background after each delivery that stored something."""
         self._store, self._clock, self._replica = store, clock, replica
-        self._noted = noted
         self._worker = RefreshWorker(refresh)
 
     def open(self, endpoint: str) -> str:
@@ -113,8 +103,6 @@ class PushIntake:
         stored = store_pushed(self._store, source, facts.deploys, at=at, delivery=delivery, replica=self._replica)
         if stored.added:
             log.info("stored %d pushed deploys from %s (graph version %s)", len(stored.added), label, stored.version)
-            if self._noted is not None:
-                self._noted(PushedDeploys(stored.version, stored.deploys))
             self._worker.poke()
         return PushOutcome(stored.added, stored.repeated, (), warnings, stored.version)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -17,11 +17,12 @@ from graph.build import build_snapshot
 from graph.facts import SourceFacts
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.collector import collector_paused
+from sync.deltas import DELTA, REBUILD, Delta, Update, deploy_delta
 from sync.kept_files import keep_unread_files
 from sync.read_isolation import Read, failure_text, read_all
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_codec import EncodedFacts
-from sync.store.fact_store import PUSHED, SourceState, Store, SyncRun, source_marks
+from sync.store.fact_store import Store, SyncRun, in_graph, source_marks
 from sync.store.reviews import ReviewStore
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ class SyncReport:
     outcomes: tuple[SourceOutcome, ...]
     version: int
     snapshot: Snapshot | None
+    update: Update | None = None  # how the snapshot was brought up, when the graph moved
 
     @property
     def changed(self) -> bool:
@@ -98,18 +100,21 @@ def sync_once(
         outcomes.append(outcome)
     # An applied read that added and retired nothing (a re-walked API) leaves the graph as it was.
     changed = any(o.added or o.retired for o in outcomes)
-    version = store.bump_version(at=clock()) if changed else store.graph_version()
+    version = store.graph_version()  # each applied change moved it in its own transaction
     names = [s.name for s in specs]
     current = ref.current()
     if not swap:
         return SyncReport(tuple(outcomes), version, None)
     if changed or current is None:
-        snapshot = rebuild(store, ref, clock, names)
-    else:
-        # Nothing new to walk: only the freshness marks moved, so keep the built graph.
-        states = store.source_states()
-        snapshot = current.with_marks(source_marks(states[n] for n in in_graph(names, states) if n in states))
-        ref.swap(snapshot)
+        # A polled feed that only added or retired deploys joins as a delta; anything else rebuilds.
+        update = bring_up(store, current, version, names, clock)
+        if update.snapshot is not None:
+            ref.swap(update.snapshot)
+        return SyncReport(tuple(outcomes), version, update.snapshot, update)
+    # Nothing new to walk: only the freshness marks moved, so keep the built graph.
+    states = store.source_states()
+    snapshot = current.with_marks(source_marks(states[n] for n in in_graph(names, states) if n in states))
+    ref.swap(snapshot)
     return SyncReport(tuple(outcomes), version, snapshot)
 
 
@@ -197,9 +202,19 @@ def load_snapshot(
         return build_snapshot(batches, built_at=as_of or clock(), marks=marks, version=version)
 
 
-def in_graph(names: Sequence[str] | None, states: Mapping[str, SourceState]) -> set[str]:
-    """The configured sources plus every push source: pushed deploys belong to whichever graph is built."""
-    return set(names or ()) | {name for name, state in states.items() if state.kind == PUSHED}
+def bring_up(store: Store, current: Snapshot | None, version: int, names: Sequence[str] | None, clock: Clock) -> Update:
+    """`current` brought to graph `version` (read before): as a deploy delta when every step since
+    changed deploys alone, else rebuilt from every fact, the reason kept for the log line."""
+    began = time.perf_counter()
+    if current is not None:
+        delta = deploy_delta(store, current, version, names, clock)
+        if isinstance(delta, Delta):
+            return Update(delta.snapshot, DELTA, time.perf_counter() - began, delta.summary)
+        why = f"no delta: {delta}"
+    else:
+        why = "no graph yet"
+    snapshot = load_snapshot(store, clock, names)
+    return Update(snapshot, REBUILD, time.perf_counter() - began, why)
 
 
 def rebuild(store: Store, ref: SnapshotRef, clock: Clock, names: Sequence[str] | None = None) -> Snapshot | None:

@@ -14,16 +14,15 @@ from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from graph.deploy_delta import with_deploys
 from graph.freshness import LagTransition, StalePolicy, judge
 from graph.snapshot import Snapshot, SnapshotRef
+from sync.deltas import REBUILD, Update
 from sync.lag import LagNotifier
 from sync.leader import Leadership
 from sync.observer import NoObserver, SyncObserver
-from sync.push import PushedDeploys
-from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, in_graph, load_snapshot, sync_once
+from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, bring_up, load_snapshot, sync_once
 from sync.sources.registry import SourceAccess, SourceSpec
-from sync.store.fact_store import SourceState, Store, source_marks
+from sync.store.fact_store import SourceState, Store, in_graph, source_marks
 
 if TYPE_CHECKING:
     from sync.snapshot_images import SnapshotImages
@@ -66,8 +65,6 @@ class SyncService:
         self.images = images  # the snapshot kept as a file: loaded at start, written after each build
         self._seen_version = -1
         self._lock = threading.Lock()  # a sync and a follow never rebuild at the same time
-        self._pushes: list[PushedDeploys] = []  # deliveries stored here, not yet in the snapshot
-        self._pushes_lock = threading.Lock()
 
     @property
     def names(self) -> list[str]:
@@ -78,13 +75,14 @@ class SyncService:
         with self._lock:
             self._seen_version = self.store.graph_version()
             if self.images is not None:
-                snapshot = self.images.load(self.names or None)
+                update = self.images.load_update(self.names or None)
             else:
-                snapshot = load_snapshot(self.store, self.clock, self.names or None)
-            if snapshot is not None:
-                self.ref.swap(snapshot)
-                self._report_size(snapshot)
-            return snapshot
+                update = bring_up(self.store, None, self._seen_version, self.names or None, self.clock)
+            if update.snapshot is not None:
+                self.ref.swap(update.snapshot)
+                self._report_size(update.snapshot)
+                self._updated(update)
+            return update.snapshot
 
     def tick(self) -> SyncReport | None:
         if not self.leadership.try_lead():
@@ -112,6 +110,8 @@ class SyncService:
             if report.snapshot is not None:
                 self._report_size(report.snapshot)
                 self._keep(report.snapshot, report.version)
+            if report.update is not None:
+                self._updated(report.update)
         log.info(
             "synced: graph version %s (%s)", report.version, ", ".join(f"{o.name} {o.outcome}" for o in report.outcomes)
         )
@@ -146,54 +146,36 @@ class SyncService:
     def _follow_locked(self) -> None:
         version = self.store.graph_version()
         current = self.ref.current()
+        if current is not None and current.version == version != self._seen_version:
+            self._seen_version = version  # already built from this version (a sync or a catch-up did)
         if version != self._seen_version or current is None:
-            if current is not None and (delta := self._pushed_delta(current, version)) is not None:
-                self.ref.swap(delta)
-                self._seen_version = version
-                self._forget_pushes()
-                log.info("graph version %s: pushed deploys added as a delta, no rebuild", version)
-                return
-            snapshot = load_snapshot(self.store, self.clock, self.names or None)
-            if snapshot is not None:
-                self.ref.swap(snapshot)
-                self._report_size(snapshot)
-                self._keep(snapshot, version)
-                log.info("loaded graph version %s", version)
+            update = bring_up(self.store, current, version, self.names or None, self.clock)
+            if update.snapshot is not None:
+                self.ref.swap(update.snapshot)
+                self._report_size(update.snapshot)
+                if update.how == REBUILD:
+                    self._keep(update.snapshot, version)  # a delta's image waits: a stale image takes deltas too
+                self._updated(update)
             self._seen_version = version
-            self._forget_pushes()
             return
         states = self.store.source_states()
         wanted = in_graph(self.names, states)
         self.ref.swap(current.with_marks(source_marks(v for k, v in states.items() if k in wanted)))
 
     def catch_up(self) -> None:
-        """Bring the snapshot to the graph version now (a pushed deploy stored on this replica)."""
+        """Bring the snapshot to the graph version now (a pushed deploy stored on this replica): the
+        deploy rows of the steps since are read back from the store and joined as a delta."""
         self._follow()
 
-    def note_pushed(self, pushed: PushedDeploys) -> None:
-        """A delivery this replica stored: its deploys can join the snapshot as a delta."""
-        with self._pushes_lock:
-            self._pushes.append(pushed)
-
-    def _pushed_delta(self, current: Snapshot, version: int) -> Snapshot | None:
-        """The snapshot with this replica's pushed deploys added, when they alone moved the graph
-        version from the snapshot's to `version`; None when anything else did (a sync, a review,
-        another replica's push): only a rebuild knows what."""
-        with self._pushes_lock:
-            pending = sorted((p for p in self._pushes if p.version > current.version), key=lambda p: p.version)
-        first = current.version + 1
-        if current.version < 0 or [p.version for p in pending] != list(range(first, version + 1)):
-            return None
-        states = self.store.source_states()
-        wanted = in_graph(self.names, states)
-        marks = source_marks(v for k, v in states.items() if not self.names or k in wanted)
-        added = [d for p in pending for d in p.deploys]
-        return with_deploys(current, added=added, built_at=self.clock(), marks=marks, version=version)
-
-    def _forget_pushes(self) -> None:
-        served = self.ref.current()
-        with self._pushes_lock:
-            self._pushes = [p for p in self._pushes if served is None or p.version > served.version]
+    def _updated(self, update: Update) -> None:
+        """One log line and the metric per snapshot brought up (a delta, a rebuild, an image)."""
+        version = update.snapshot.version if update.snapshot is not None else -1
+        log.info(
+            "graph version %s served by %s in %.3f s%s", version, update.how, update.seconds,
+            f": {update.detail}" if update.detail else "",
+            extra={"graph_version": version, "how": update.how, "duration": round(update.seconds, 4)},
+        )  # fmt: skip
+        self.observer.snapshot_updated(update.how, update.seconds)
 
     def check_lag(self) -> list[LagTransition]:
         """Alert once when a source turns stale, failing or held and once when it recovers, whichever

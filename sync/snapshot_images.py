@@ -3,8 +3,10 @@ the facts and writes a new image in the background (one process at a time, off t
 
 An image is keyed by the database, the graph version and when it moved, the configured sources and
 the code (`code_version`); anything else, or a broken file, is rebuilt from the facts and the reason
-logged. Source marks are never taken from the image: they move without the graph, so a loaded image
-gets the stored ones.
+logged. An image of an older version of this same graph (the store's record of that version's step
+has the moment in its key) is loaded and brought up by the deploy delta since, when every step
+since changed deploys alone; else rebuilt. Source marks are never taken from the image: they move
+without the graph, so a loaded image gets the stored ones.
 """
 
 from __future__ import annotations
@@ -22,15 +24,18 @@ from typing import Any
 import numpy
 
 import graph
+from graph.facts import SourceMark
 from graph.snapshot import Snapshot
-from sync.refresh import Clock, in_graph, load_snapshot
+from sync.deltas import IMAGE, REBUILD, Update, deploy_delta
+from sync.refresh import Clock, load_snapshot
 from sync.store.database import HEAD
-from sync.store.fact_store import Store, source_marks
+from sync.store.fact_store import Store, in_graph, source_marks
 from sync.store.snapshot_image import (
     FORMAT,
     ImageRejected,
     graph_moment,
     holds,
+    image_key,
     read_image,
     stale_temporaries,
     write_image,
@@ -67,24 +72,66 @@ class SnapshotImages:
 
     def load(self, names: Sequence[str] | None) -> Snapshot | None:
         """The stored graph: from its image when valid, else from the facts (then an image is written)."""
+        return self.load_update(names).snapshot
+
+    def load_update(self, names: Sequence[str] | None) -> Update:
+        """As `load`, saying how: the image (brought up by a deploy delta when older), or a rebuild."""
         version, moved = graph_moment(self.store.engine)
         began = time.perf_counter()
         try:
             snapshot = read_image(self.path, self.key(names, version, moved))
         except ImageRejected as reason:
+            if (older := self._older(names, version)) is not None:
+                return older
             log.warning("snapshot image %s not used (%s): building graph version %s from the facts",
                         self.path, reason, version)  # fmt: skip
         else:
-            states = self.store.source_states()
-            wanted = in_graph(names, states)
-            marks = source_marks(s for s in states.values() if not names or s.name in wanted)
             log.info("loaded graph version %s from its image %s in %.2f s", version, self.path,
                      time.perf_counter() - began)  # fmt: skip
-            return snapshot.with_marks(marks)
+            return Update(snapshot.with_marks(self._marks(names)), IMAGE, time.perf_counter() - began)
         built = load_snapshot(self.store, self.clock, names)
         if built is not None:
             self.keep(built, names, version)
-        return built
+        return Update(built, REBUILD, time.perf_counter() - began, "no usable image")
+
+    def _older(self, names: Sequence[str] | None, version: int) -> Update | None:
+        """The image of an older version of this graph, brought to `version` by the deploy delta since;
+        None (the reason logged) when there is none or a step since changed more than deploys."""
+        began = time.perf_counter()
+        found = image_key(self.path)
+        if found is None or not isinstance(then := found.get("graph_version"), int) or then >= version:
+            return None
+        expected = self.key(names, then, self.store.step_moment(then) or "")
+        if found != expected or not expected["graph_moved"]:
+            return None  # another database, other sources or code, or a version this database never recorded
+        changed = self.store.changed_deploys(then, version)
+        if isinstance(changed, str):
+            log.info("snapshot image %s of graph version %s not brought up: %s", self.path, then, changed)
+            return None
+        try:
+            snapshot = read_image(self.path, expected)
+        except ImageRejected as reason:
+            log.warning("snapshot image %s not used (%s)", self.path, reason)
+            return None
+        if snapshot.version != then:
+            log.warning(
+                "snapshot image %s holds graph version %s, keyed %s: not used", self.path, snapshot.version, then
+            )
+            return None
+        delta = deploy_delta(self.store, snapshot, version, names, self.clock)
+        if isinstance(delta, str):
+            log.info("snapshot image %s of graph version %s not brought up: %s", self.path, then, delta)
+            return None
+        log.info("loaded graph version %s from the image of version %s %s and a delta in %.2f s", version, then,
+                 self.path, time.perf_counter() - began)  # fmt: skip
+        return Update(
+            delta.snapshot, IMAGE, time.perf_counter() - began, f"an image of version {then}, {delta.summary}"
+        )
+
+    def _marks(self, names: Sequence[str] | None) -> dict[str, SourceMark]:
+        states = self.store.source_states()
+        wanted = in_graph(names, states)
+        return source_marks(s for s in states.values() if not names or s.name in wanted)
 
     def keep(self, snapshot: Snapshot, names: Sequence[str] | None, version: int) -> None:
         """Write `snapshot` as the image of `version` in the background (its facts were read after

@@ -119,8 +119,6 @@ def run_sync(args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store
         if applied is None:
             raise UsageError(f"source {name!r} has no held change to accept")
         accepted.append({"source": name, "added": applied.added, "retired": applied.retired})
-    if accepted:
-        store.bump_version(at=clock())
     if not specs and not accepted:
         raise UsageError("no sources configured: give --catalog, --docs, ... or set ONCALL_GRAPH_CATALOG and friends")
     access = source_access(settings)

@@ -56,6 +56,19 @@ class Metrics:
         self.sync_results = Counter(
             "oncall_graph_sync_results", "Source syncs by outcome", ["source", "outcome"], registry=r
         )
+        self.snapshot_updates = Counter(
+            "oncall_graph_snapshot_updates",
+            "Snapshots brought to the stored graph version, by how: deploy delta, rebuild from every fact, image",
+            ["how"],
+            registry=r,
+        )
+        self.snapshot_update_seconds = Histogram(
+            "oncall_graph_snapshot_update_seconds",
+            "Time to bring the snapshot to the stored graph version, by how",
+            ["how"],
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+            registry=r,
+        )
         self.entities = Gauge("oncall_graph_entities", "Entities in the graph served", registry=r)
         self.edges = Gauge("oncall_graph_edges", "Edges in the graph served", registry=r)
         self.retired_edges = Gauge(

@@ -27,3 +27,7 @@ class SyncTelemetry:
         self._metrics.edges.set(edges)
         self._metrics.retired_edges.set(retired_edges)
         tracing.note_graph(entities, edges, retired_edges)
+
+    def snapshot_updated(self, how: str, seconds: float) -> None:
+        self._metrics.snapshot_updates.labels(how).inc()
+        self._metrics.snapshot_update_seconds.labels(how).observe(seconds)

@@ -22,7 +22,8 @@ from sync.collector import collector_paused
 from sync.store import schema
 from sync.store.bulk_read import select_batches
 from sync.store.bulk_write import insert_rows
-from sync.store.fact_codec import ASSERTION, PROBLEM, EncodedFacts, FactDecoder, Row, encode_rows
+from sync.store.fact_codec import ASSERTION, DEPLOY, PROBLEM, EncodedFacts, FactDecoder, Row, encode_rows
+from sync.store.graph_changes import ChangedDeploys, changed_deploys, commit_change, open_change, step, step_moment
 from sync.store.live_problems import live_problems
 
 CHUNK = 5_000
@@ -66,6 +67,7 @@ class Applied:
     added: int
     retired: int
     items: int
+    version: int | None = None  # the graph version it moved the store to; None when nothing changed
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,15 +217,23 @@ class Store:
         return applied
 
     def _replace(self, conn: Connection, name: str, rows: Sequence[Row], at: datetime) -> Applied:
+        """Retire the live rows missing from `rows`, add the new ones, and, when anything changed,
+        move the graph version in the same transaction, the rows tagged with the change."""
         f = schema.facts
-        live = dict(conn.execute(select(f.c.fact_key, f.c.id).where(f.c.source == name, f.c.valid_to.is_(None))).all())
+        query = select(f.c.fact_key, f.c.id, f.c.kind).where(f.c.source == name, f.c.valid_to.is_(None))
+        live = {key: (fact_id, kind) for key, fact_id, kind in conn.execute(query).all()}
         keys = set(map(_KEY, rows))
         added = _new_rows(rows, keys, live)
-        retired = [fact_id for key, fact_id in live.items() if key not in keys]
-        for chunk in _chunks(retired):
-            conn.execute(update(f).where(f.c.id.in_(chunk)).values(valid_to=at))
-        insert_rows(conn, f, ROW_COLUMNS, added, same={"source": name, "valid_from": at})
-        return Applied(len(added), len(retired), len(keys))
+        retired = [(fact_id, kind) for key, (fact_id, kind) in live.items() if key not in keys]
+        if not added and not retired:
+            return Applied(0, 0, len(keys))
+        change = open_change(conn, at=at, source=name)
+        for chunk in _chunks([fact_id for fact_id, _ in retired]):
+            conn.execute(update(f).where(f.c.id.in_(chunk)).values(valid_to=at, retired_in=change))
+        insert_rows(conn, f, ROW_COLUMNS, added, same={"source": name, "valid_from": at, "added_in": change})
+        kinds = {kind for _, kind in retired} | {row[0] for row in added}
+        version = commit_change(conn, change, at=at, deploys_only=kinds == {DEPLOY})
+        return Applied(len(added), len(retired), len(keys), version)
 
     def hold(self, name: str, facts: SourceFacts | EncodedFacts, *, at: datetime, version: str, reason: str) -> None:
         """Keep a suspicious change aside, unapplied, until an admin accepts it."""
@@ -306,14 +316,19 @@ class Store:
         return int(version or 0)
 
     def bump_version(self, *, at: datetime) -> int:
-        g = schema.graph_state
+        """One version step that changed more than deploys (followers rebuild): e.g. an approved review."""
         with self.engine.begin() as conn:
-            current = conn.execute(select(g.c.version).where(g.c.id == 1)).scalar()
-            if current is None:
-                conn.execute(insert(g).values(id=1, version=1, changed_at=at))
-                return 1
-            conn.execute(update(g).where(g.c.id == 1).values(version=g.c.version + 1, changed_at=at))
-            return int(conn.execute(select(g.c.version).where(g.c.id == 1)).scalar_one())
+            return step(conn, at=at)
+
+    def changed_deploys(self, after: int, upto: int) -> ChangedDeploys | str:
+        """The deploys the version steps (after, upto] added and retired, or why a rebuild must say."""
+        with self.engine.connect() as conn:
+            return changed_deploys(conn, after, upto)
+
+    def step_moment(self, version: int) -> str | None:
+        """When the graph moved to `version` (an image's key holds it); None when the store has no record."""
+        with self.engine.connect() as conn:
+            return step_moment(conn, version)
 
     # --- exactly-once claims ----------------------------------------------------------------
     def claim_event(self, key: str, *, at: datetime, replica: str = "") -> bool:
@@ -394,3 +409,8 @@ def _chunks(items: Sequence[T]) -> Iterator[Sequence[T]]:
 
 def source_marks(states: Iterable[SourceState]) -> dict[str, SourceMark]:
     return {s.name: s.mark() for s in states}
+
+
+def in_graph(names: Sequence[str] | None, states: Mapping[str, SourceState]) -> set[str]:
+    """The configured sources plus every push source: pushed deploys belong to whichever graph is built."""
+    return set(names or ()) | {name for name, state in states.items() if state.kind == PUSHED}

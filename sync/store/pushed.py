@@ -21,6 +21,7 @@ from sync.store import schema
 from sync.store.bulk_write import insert_rows
 from sync.store.fact_codec import encode_rows
 from sync.store.fact_store import ROW_COLUMNS, Store, _lock_source
+from sync.store.graph_changes import commit_change, open_change
 
 KEY_CHARS = 300  # handled_events.event_key
 REFUSAL_CHARS = 1000
@@ -58,12 +59,16 @@ def store_pushed(
         if claims:
             rows = [{"event_key": key, "handled_at": at, "replica": replica} for key in claims]
             conn.execute(insert(schema.handled_events), rows)
-        if new:
-            facts = encode_rows(SourceFacts(source, deploys=tuple(new)))
-            insert_rows(conn, schema.facts, ROW_COLUMNS, facts, same={"source": source, "valid_from": at})
         s = schema.sources
         conn.execute(update(s).where(s.c.name == source).values(last_success=at, last_attempt=at, last_error=""))
-        version = _bump(conn, at) if new else _version(conn)
+        version = _version(conn)
+        if new:
+            change = open_change(conn, at=at, source=source)
+            facts = encode_rows(SourceFacts(source, deploys=tuple(new)))
+            same = {"source": source, "valid_from": at, "added_in": change}
+            insert_rows(conn, schema.facts, ROW_COLUMNS, facts, same=same)
+            # The facts and the version step commit together: a follower never sees one without the other.
+            version = commit_change(conn, change, at=at, deploys_only=True)
     added = tuple(d.id for d in new)
     return Stored(added, tuple(i for i in ids if i not in set(added)), version, tuple(new))
 
@@ -87,13 +92,3 @@ def _claimed(conn: Connection, keys: list[str]) -> set[str]:
 def _version(conn: Connection) -> int:
     g = schema.graph_state
     return int(conn.execute(select(g.c.version).where(g.c.id == 1)).scalar() or 0)
-
-
-def _bump(conn: Connection, at: datetime) -> int:
-    # As Store.bump_version, inside this delivery's transaction: the facts and the version move together.
-    g = schema.graph_state
-    if conn.execute(select(g.c.version).where(g.c.id == 1)).scalar() is None:
-        conn.execute(insert(g).values(id=1, version=1, changed_at=at))
-        return 1
-    conn.execute(update(g).where(g.c.id == 1).values(version=g.c.version + 1, changed_at=at))
-    return _version(conn)

@@ -26,6 +26,7 @@ from graph.review import (
 )
 from sync.store import schema
 from sync.store.fact_store import Store
+from sync.store.graph_changes import step
 
 DECISIONS = {"approve": APPROVED, "reject": REJECTED}
 __all__ = ["DECISIONS", "Proposal", "Proposed", "ReviewError", "ReviewStore"]
@@ -143,8 +144,8 @@ class ReviewStore:
                 raise ReviewError("another reviewer decided one of these edges just now; list them again")
             decided = [_edge({**rows[i], "status": status, "decided_at": at, "decided_by": actor}) for i in ordered]
             conn.execute(insert(schema.review_audit), [_audit(edge, decision, actor, at) for edge in decided])
-        if status == APPROVED:
-            self.store.bump_version(at=at)
+            if status == APPROVED:  # with the approval, so a follower never sees one without the other
+                step(conn, at=at, source=REVIEW_SOURCE)
         return decided
 
     def approved_facts(self, *, as_of: datetime | None = None) -> SourceFacts | None:

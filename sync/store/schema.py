@@ -62,8 +62,13 @@ facts = Table(
     *_fact_columns(),
     Column("valid_from", DateTime(timezone=True), nullable=False),
     Column("valid_to", DateTime(timezone=True)),
+    # The graph change (graph_changes.id) that added or retired the row; NULL for rows from before 0005.
+    Column("added_in", Integer),
+    Column("retired_in", Integer),
     Index("ix_facts_live", "source", "valid_to"),
     Index("ix_facts_window", "valid_from", "valid_to"),
+    Index("ix_facts_added_in", "added_in"),
+    Index("ix_facts_retired_in", "retired_in"),
 )
 
 # A held change waits here until an admin accepts it (`oncall-graph sync --accept SOURCE`).
@@ -97,6 +102,20 @@ graph_state = Table(
     metadata,
     Column("id", Integer, primary_key=True),
     Column("version", Integer, nullable=False),
+    Column("changed_at", DateTime(timezone=True), nullable=False),
+)
+
+# One row per graph version step: what moved it. A follower whose snapshot is at version `a` reads
+# the steps (a, b]; when each changed deploys alone, the fact rows tagged with their ids are the delta.
+# The id is taken when the change starts, the version when it commits (the version row's lock is
+# held only from then to the commit), so versions are assigned in commit order.
+graph_changes = Table(
+    "graph_changes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("version", Integer, unique=True),
+    Column("deploys_only", Boolean, nullable=False, default=False),
+    Column("source", String(500), nullable=False, default=""),  # whose facts changed ("" : no source's)
     Column("changed_at", DateTime(timezone=True), nullable=False),
 )
 

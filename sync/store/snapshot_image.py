@@ -53,6 +53,19 @@ def holds(path: Path, key: Mapping[str, Any]) -> bool:
     return True
 
 
+def image_key(path: Path) -> dict[str, Any] | None:
+    """The key an image says it has (header and key only read, nothing verified); None if unreadable."""
+    try:
+        with path.open("rb") as file:
+            header = file.read(HEADER.size)
+            if len(header) < HEADER.size or (fields := HEADER.unpack(header))[0] != MAGIC:
+                return None
+            found = json.loads(file.read(fields[1]))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def read_image(path: Path, key: Mapping[str, Any]) -> Snapshot:
     """The snapshot in the image at `path` if its key is `key` and its digest holds; else ImageRejected."""
     payload = _verified_payload(path, key)

@@ -161,7 +161,7 @@ def test_two_replicas_on_postgresql_one_syncs_both_serve_the_new_version(
     (docs / "a.md").write_text("The checkout depends on payments.\nThe checkout depends on the ledger.\n")
     leader, follower = (one, two) if "synced: graph version 1" in one.output() else (two, one)
     wait_for(lambda: "synced: graph version 2" in leader.output(), 30, "the leader's second sync")
-    wait_for(lambda: "loaded graph version 2" in follower.output(), 5, "the follower to load version 2")
+    wait_for(lambda: "graph version 2 served by rebuild" in follower.output(), 5, "the follower to load version 2")
     assert "synced:" not in follower.output()
     engine = make_engine(postgres_url)
     with engine.connect() as conn:

@@ -32,7 +32,7 @@ class Replica:
             SyncSettings(),
         )  # fmt: skip
         self._applied = threading.Event()
-        self.intake = PushIntake(store, self.clock, refresh=self._refresh, noted=self.service.note_pushed)
+        self.intake = PushIntake(store, self.clock, refresh=self._refresh)
         self.intake.open("deploys")
 
     def _refresh(self) -> None:
@@ -76,7 +76,7 @@ def test_a_pushed_deploy_is_added_as_a_delta_sharing_the_built_indexes(
     mark = after.marks["webhook:deploys"]
     assert mark.pushed and mark.last_success == replica.clock()
     assert set(after.marks) == set(before.marks) | {"webhook:deploys"}  # the configured sources still marked
-    assert any("added as a delta" in r.getMessage() for r in caplog.records)
+    assert any("served by delta" in r.getMessage() for r in caplog.records)
     again = replica.push("ci-2", "token cache")
     assert deploy_ids(again) == {"ci-1", "ci-2"} and again.derived is before.derived
 

@@ -1,0 +1,206 @@
+"""Two replicas on one database (a real SQLite file, a real PostgreSQL server): a deploy pushed to
+one, or a polled feed change, reaches the other as a delta read from the store (its entities and
+indexes the same objects, only the changed rows read) that answers as a fresh rebuild; a catalog
+change, or a mix, rebuilds; a stale image is brought up by the delta since it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.render.json import blast_json, suspects_json
+from graph.blast import blast_radius
+from graph.snapshot import Snapshot, SnapshotRef
+from graph.suspects import suspects
+from sync.lag import LogNotifier
+from sync.leader import EmbeddedLeadership, Leadership
+from sync.push import PushIntake
+from sync.refresh import load_snapshot
+from sync.schedule import SyncService, SyncSettings
+from sync.snapshot_images import SnapshotImages
+from sync.sources.registry import SourceSpec
+from sync.store.fact_store import Store
+from tests.sync.test_refresh import T0, Clock, write_docs
+
+AUTH, CACHE = "component:default/auth-service", "component:default/token-cache"
+
+
+class Follower(Leadership):
+    """A replica that never leads: its tick only follows."""
+
+    def try_lead(self) -> bool:
+        return False
+
+    def release(self) -> None:
+        return None
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.hows: list[str] = []
+
+    def syncing(self):  # type: ignore[no-untyped-def]
+        from contextlib import nullcontext
+
+        return nullcontext()
+
+    def source_synced(self, source: str, outcome: str, seconds: float, error: str) -> None:
+        return None
+
+    def graph_built(self, entities: int, edges: int, retired_edges: int) -> None:
+        return None
+
+    def snapshot_updated(self, how: str, seconds: float) -> None:
+        self.hows.append(how)
+
+
+def replica(store: Store, specs: list[SourceSpec], clock: Clock, *, leads: bool, images: SnapshotImages | None = None):  # type: ignore[no-untyped-def]
+    recorder = Recorder()
+    leadership = EmbeddedLeadership() if leads else Follower()
+    service = SyncService(specs, store, SnapshotRef(), clock, leadership, LogNotifier(), SyncSettings(),
+                          observer=recorder, images=images)  # fmt: skip
+    return service, recorder
+
+
+def feed_line(deploy_id: str, service: str, minutes: int) -> str:
+    return json.dumps(
+        {"id": deploy_id, "service": service, "deployed_at": (T0 - timedelta(minutes=minutes)).isoformat()}
+    )
+
+
+def answers(snapshot: Snapshot) -> object:
+    return (
+        dict(snapshot.deploys),
+        snapshot.hygiene.unresolved_deploys,
+        dict(snapshot.deploy_ids),
+        [suspects_json(r, suspects(snapshot, r, now=T0, max_depth=3)) for r in (AUTH, CACHE)],
+        [blast_json(r, blast_radius(snapshot, r)) for r in (AUTH, CACHE)],
+    )
+
+
+def current(service: SyncService) -> Snapshot:
+    snapshot = service.ref.current()
+    assert snapshot is not None
+    return snapshot
+
+
+def rows_read(caplog: pytest.LogCaptureFixture) -> list[int]:
+    found = (re.search(r"\((\d+) rows read\)", r.getMessage()) for r in caplog.records)
+    return [int(m.group(1)) for m in found if m]
+
+
+@pytest.fixture
+def setup(store: Store, tmp_path: Path):  # type: ignore[no-untyped-def]
+    docs = write_docs(tmp_path / "docs", "The auth service depends on the token cache.")
+    feed = tmp_path / "deploys.jsonl"
+    feed.write_text("\n".join(feed_line(f"old-{n}", "auth", 100 + n) for n in range(40)) + "\n")
+    specs = [SourceSpec("docs", docs), SourceSpec("deploys", str(feed))]
+    clock = Clock()
+    leader, _ = replica(store, specs, clock, leads=True)
+    leader.tick()
+    follower, seen = replica(store, specs, clock, leads=False)
+    follower.load()
+    return leader, follower, seen, feed, tmp_path / "docs", specs, clock
+
+
+def test_a_push_on_one_replica_reaches_the_other_as_a_delta_answering_as_a_rebuild(
+    setup, store: Store, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    leader, follower, seen, _, _, specs, clock = setup
+    before = current(follower)
+    intake = PushIntake(store, clock, refresh=leader.catch_up)
+    intake.open("deploys")
+    try:
+        event = {"id": "ci-1", "service": "token cache", "deployed_at": clock().isoformat()}
+        assert intake.accept("deploys", json.dumps(event), delivery="one").stored == ("ci-1",)
+    finally:
+        intake.close()
+    caplog.set_level(logging.INFO, logger="sync.schedule")
+    follower.tick()
+    after = current(follower)
+    assert after.entities is before.entities and after.derived is before.derived  # nothing rebuilt
+    assert after.version == store.graph_version() == before.version + 1 and seen.hows[-1] == "delta"
+    assert rows_read(caplog) == [1]  # the pushed row, not the 40 feed rows and the catalog
+    fresh = load_snapshot(store, clock, [s.name for s in specs])
+    assert fresh is not None and answers(after) == answers(fresh) and "ci-1" in fresh.deploy_ids
+
+
+def test_a_polled_feed_change_is_a_delta_on_every_replica_and_a_retired_deploy_leaves_both(
+    setup, store: Store, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    leader, follower, seen, feed, _, specs, clock = setup
+    before_leader, before = current(leader), current(follower)
+    lines = feed.read_text().splitlines()
+    # The last line replaced (the lines before it keep their numbers, so their citations and rows).
+    feed.write_text("\n".join([*lines[:-1], feed_line("new-1", "token cache", 1)]) + "\n")
+    caplog.set_level(logging.INFO, logger="sync.schedule")
+    report = leader.tick()
+    assert report is not None and report.update is not None and report.update.how == "delta"
+    assert current(leader).derived is before_leader.derived
+    follower.tick()
+    after = current(follower)
+    assert after.derived is before.derived and seen.hows[-1] == "delta"
+    assert rows_read(caplog)[-1] == 2  # old-39 retired, new-1 added: not the 39 others
+    fresh = load_snapshot(store, clock, [s.name for s in specs])
+    assert fresh is not None
+    for snapshot in (current(leader), after):
+        assert answers(snapshot) == answers(fresh)
+        assert "old-39" not in snapshot.deploy_ids and "new-1" in snapshot.deploy_ids
+
+
+def test_a_catalog_change_or_a_mix_with_deploys_rebuilds(setup, store: Store) -> None:  # type: ignore[no-untyped-def]
+    leader, follower, seen, feed, docs, specs, clock = setup
+    (docs / "users.md").write_text("The auth service depends on the user db.")
+    leader.tick()
+    before = current(follower)
+    follower.tick()
+    assert current(follower).derived is not before.derived and seen.hows[-1] == "rebuild"
+    # A deploy step and a catalog step together: the follower rebuilds, as it must.
+    with feed.open("a") as file:
+        file.write(feed_line("new-2", "auth", 2) + "\n")
+    leader.tick()
+    (docs / "users.md").unlink()
+    leader.tick()
+    before = current(follower)
+    follower.tick()
+    after = current(follower)
+    assert after.derived is not before.derived and seen.hows[-1] == "rebuild"
+    fresh = load_snapshot(store, clock, [s.name for s in specs])
+    assert fresh is not None and answers(after) == answers(fresh) and "new-2" in after.deploy_ids
+
+
+def test_a_stale_image_is_brought_up_by_the_deploy_delta_since_it(
+    setup, store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    leader, _, _, feed, docs, specs, clock = setup
+    path = tmp_path / "graph.snapshot"
+    images = SnapshotImages(store, path, clock, "the test database")
+    first, _ = replica(store, specs, clock, leads=False, images=images)
+    first.load()  # no image yet: built from the facts, and an image written
+    images.wait()
+    assert path.exists()
+    with feed.open("a") as file:
+        file.write(feed_line("new-3", "token cache", 3) + "\n")
+    leader.tick()
+    caplog.set_level(logging.INFO)
+    restarted, seen = replica(
+        store, specs, clock, leads=False, images=SnapshotImages(store, path, clock, "the test database")
+    )
+    restarted.load()
+    assert seen.hows == ["image"] and any("and a delta" in r.getMessage() for r in caplog.records)
+    fresh = load_snapshot(store, clock, [s.name for s in specs])
+    assert fresh is not None and answers(current(restarted)) == answers(fresh) and "new-3" in fresh.deploy_ids
+    assert current(restarted).version == store.graph_version()
+    # After a catalog step the old image is not brought up: rebuilt.
+    (docs / "users.md").write_text("The auth service depends on the user db.")
+    leader.tick()
+    last = SnapshotImages(store, path, clock, "the test database")
+    again, seen = replica(store, specs, clock, leads=False, images=last)
+    again.load()
+    last.wait()  # its new image written before the database goes
+    assert seen.hows == ["rebuild"]
