@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select
 
 from sync.store import schema
@@ -171,3 +173,20 @@ def test_two_bots_on_one_postgresql_the_follower_shows_the_pushed_deploy(
     suspects_until(two, fake_slack, "gh-8080")
     suspects_until(one, fake_slack, "gh-8080")
     assert stored(postgres_url, "webhook:github") == 1
+    # Both now serve that version: the next push is one deploys-only step, a delta on both replicas.
+    assert github(one, raw(deployment_status(8081)), delivery="p-2").json()["stored"] == ["gh-8081"]
+    suspects_until(two, fake_slack, "gh-8081")
+    suspects_until(one, fake_slack, "gh-8081")
+    for bot in (one, two):
+        assert (updates(bot).get("delta") or 0) >= 1, bot.output()
+
+
+def updates(bot: Bot) -> dict[str, float]:
+    """`oncall_graph_snapshot_updates_total` on the bot's /metrics, by how."""
+    text = httpx.get(f"{bot.url}/metrics", timeout=5).text
+    return {
+        sample.labels["how"]: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "oncall_graph_snapshot_updates_total"
+    }

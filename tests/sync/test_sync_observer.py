@@ -33,6 +33,9 @@ class RecordingObserver:
     def graph_built(self, entities: int, edges: int, retired_edges: int) -> None:
         self.events.append(("graph", entities, edges, retired_edges))
 
+    def snapshot_updated(self, how: str, seconds: float) -> None:
+        self.events.append(("update", how))
+
 
 def service(store: Store, specs: list[SourceSpec], observer: RecordingObserver) -> SyncService:
     return SyncService(specs, store, SnapshotRef(), Clock(), EmbeddedLeadership(), LogNotifier(), SyncSettings(),
@@ -70,4 +73,4 @@ def test_graph_size_counts_entities_edges_and_retired_edges(store: Store, tmp_pa
     # A restart loads the stored graph and reports its size before any sync.
     restarted = RecordingObserver()
     service(store, [docs], restarted).load()
-    assert restarted.events == [("graph", 2, 1, 1)]
+    assert restarted.events == [("graph", 2, 1, 1), ("update", "rebuild")]
