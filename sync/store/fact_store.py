@@ -24,6 +24,7 @@ from sync.store.bulk_read import select_batches
 from sync.store.bulk_write import insert_rows
 from sync.store.fact_codec import ASSERTION, PROBLEM, EncodedFacts, FactDecoder, Row, encode_rows
 from sync.store.live_problems import live_problems
+from sync.store.version_signal import announce_version
 
 CHUNK = 5_000
 HELD_PROBLEMS_READ, HELD_PROBLEMS_KEPT = 500, 5  # a held read's problems shown beside it, of those read
@@ -311,9 +312,12 @@ class Store:
             current = conn.execute(select(g.c.version).where(g.c.id == 1)).scalar()
             if current is None:
                 conn.execute(insert(g).values(id=1, version=1, changed_at=at))
-                return 1
-            conn.execute(update(g).where(g.c.id == 1).values(version=g.c.version + 1, changed_at=at))
-            return int(conn.execute(select(g.c.version).where(g.c.id == 1)).scalar_one())
+                version = 1
+            else:
+                conn.execute(update(g).where(g.c.id == 1).values(version=g.c.version + 1, changed_at=at))
+                version = int(conn.execute(select(g.c.version).where(g.c.id == 1)).scalar_one())
+            announce_version(conn, version)  # every replica hears it on commit
+            return version
 
     # --- exactly-once claims ----------------------------------------------------------------
     def claim_event(self, key: str, *, at: datetime, replica: str = "") -> bool:

@@ -21,6 +21,7 @@ from sync.store import schema
 from sync.store.bulk_write import insert_rows
 from sync.store.fact_codec import encode_rows
 from sync.store.fact_store import ROW_COLUMNS, Store, _lock_source
+from sync.store.version_signal import announce_version
 
 KEY_CHARS = 300  # handled_events.event_key
 REFUSAL_CHARS = 1000
@@ -94,6 +95,8 @@ def _bump(conn: Connection, at: datetime) -> int:
     g = schema.graph_state
     if conn.execute(select(g.c.version).where(g.c.id == 1)).scalar() is None:
         conn.execute(insert(g).values(id=1, version=1, changed_at=at))
-        return 1
-    conn.execute(update(g).where(g.c.id == 1).values(version=g.c.version + 1, changed_at=at))
-    return _version(conn)
+    else:
+        conn.execute(update(g).where(g.c.id == 1).values(version=g.c.version + 1, changed_at=at))
+    version = _version(conn)
+    announce_version(conn, version)  # every replica hears it on commit
+    return version
