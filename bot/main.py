@@ -52,6 +52,7 @@ from sync.sources.registry import SourceSpec
 from sync.store.deliveries import DeliveryClaims
 from sync.store.fact_store import Store
 from sync.store.reviews import ReviewStore
+from sync.version_watch import VersionWatcher
 
 log = logging.getLogger(__name__)
 HTTP_THREADS = 64  # each Slack request holds one until its ack: a burst must not queue
@@ -197,6 +198,9 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     service.load()
     log.info("serving graph version %s", store.graph_version())
     scheduler = start_scheduler(service)
+    # Another replica's push, sync or review reaches this one's answers at once, not at its next poll.
+    watcher = VersionWatcher(store, service.wake, poll_interval=settings.wake_poll_interval)
+    watcher.start()
     registry = deps.metrics.registry
     slack = counted_while_handled(slack_http, deps.work_slots.arriving) if slack_http is not None else None
     # Deploys pushed in: stored with their version step, then read back by the refresh as a delta.
@@ -239,6 +243,7 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
             socket_mode.close()  # type: ignore[no-untyped-call]
         if pagerduty is not None:
             pagerduty.close()  # in-flight incident posts finish first
+        watcher.stop()
         scheduler.shutdown(wait=True)
         intake.close()
         if deps.attachments is not None:

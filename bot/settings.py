@@ -50,6 +50,8 @@ class Settings(_SourceSettings):
     max_file_bytes: int = Field(10 * 1024 * 1024, ge=1024, validation_alias="ONCALL_GRAPH_MAX_FILE_BYTES")
     source_deadline: float = Field(120.0, gt=0, validation_alias="ONCALL_GRAPH_SOURCE_DEADLINE")
     poll_interval: float = Field(10.0, gt=0, validation_alias="ONCALL_GRAPH_POLL_INTERVAL")
+    # SQLite only (PostgreSQL is told by NOTIFY): seconds between reads of the graph version row.
+    wake_poll_interval: float = Field(0.25, gt=0, validation_alias="ONCALL_GRAPH_WAKE_POLL_INTERVAL")
     max_drop: float = Field(0.5, gt=0, le=1, validation_alias="ONCALL_GRAPH_MAX_DROP")
     stale_after: str = Field("", validation_alias="ONCALL_GRAPH_STALE_AFTER")
     # Where the snapshot image is kept: empty = beside a SQLite file, else the user's cache folder; "off" = none.

@@ -162,6 +162,13 @@ class SyncService:
         wanted = in_graph(self.names, states)
         self.ref.swap(current.with_marks(source_marks(v for k, v in states.items() if k in wanted)))
 
+    def wake(self) -> None:
+        """The graph version moved (announced, or seen by the short poll): follow it now. Waits
+        for a rebuild under way, then does nothing when that rebuild already caught up."""
+        with self._lock:
+            if self.ref.current() is None or self.store.graph_version() != self._seen_version:
+                self._follow_locked()
+
     def catch_up(self) -> None:
         """Bring the snapshot to the graph version now (a pushed deploy stored on this replica): the
         deploy rows of the steps since are read back from the store and joined as a delta."""

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 from graph.facts import Deploy
 from sync.store import schema
 from sync.store.fact_codec import DEPLOY, FactDecoder
+from sync.store.version_signal import announce_version
 
 MAX_STEPS = 1_000  # a follower further behind rebuilds: one read of every fact beats a huge IN list
 
@@ -50,6 +51,7 @@ def commit_change(conn: Connection, change: int, *, at: datetime, deploys_only: 
         conn.execute(update(g).where(g.c.id == 1).values(version=g.c.version + 1, changed_at=at))
     version = int(conn.execute(select(g.c.version).where(g.c.id == 1)).scalar_one())
     conn.execute(update(c).where(c.c.id == change).values(version=version, deploys_only=deploys_only))
+    announce_version(conn, version)  # every replica hears it on commit
     return version
 
 
