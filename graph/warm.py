@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from graph.blast import runtime_mask, system_parts
 from graph.compiled import walk_index
+from graph.deploy_targets import snapshot_deploy_targets
 from graph.passages import passage_index
 from graph.redaction import hidden_name_index, section_index
 from graph.snapshot import Snapshot
@@ -13,7 +14,8 @@ from graph.visibility import restricted_refs
 
 def warm(snapshot: Snapshot) -> None:
     """Walks, visibility (and the names and sections it redacts), runbook passages, the blast radius's
-    runtime kinds and systems, and the looser name tiers."""
+    runtime kinds and systems, the looser name tiers, and the deploy targets (kept in the snapshot
+    image too, so the first pushed deploy after a restart does not read every entity to place it)."""
     walk_index(snapshot)
     restricted_refs(snapshot)
     passage_index(snapshot)
@@ -21,4 +23,5 @@ def warm(snapshot: Snapshot) -> None:
     section_index(snapshot)
     runtime_mask(snapshot)
     system_parts(snapshot)
+    snapshot_deploy_targets(snapshot)
     snapshot.aliases.tier("canonical")  # names typed loosely ("The Auth Service") are common in Slack
