@@ -19,6 +19,7 @@ from graph.snapshot import Snapshot, SnapshotRef
 from graph.suspects import suspects
 from sync.lag import LogNotifier
 from sync.leader import EmbeddedLeadership, Leadership
+from sync.observer import NoObserver
 from sync.push import PushIntake
 from sync.refresh import load_snapshot
 from sync.schedule import SyncService, SyncSettings
@@ -40,20 +41,11 @@ class Follower(Leadership):
         return None
 
 
-class Recorder:
+class Recorder(NoObserver):
+    """Hears how each snapshot was brought up; everything else as `NoObserver`."""
+
     def __init__(self) -> None:
         self.hows: list[str] = []
-
-    def syncing(self):  # type: ignore[no-untyped-def]
-        from contextlib import nullcontext
-
-        return nullcontext()
-
-    def source_synced(self, source: str, outcome: str, seconds: float, error: str) -> None:
-        return None
-
-    def graph_built(self, entities: int, edges: int, retired_edges: int) -> None:
-        return None
 
     def snapshot_updated(self, how: str, seconds: float) -> None:
         self.hows.append(how)
