@@ -49,8 +49,9 @@ def test_after_warm_no_answer_builds_an_index_of_its_own() -> None:
     snap = graph()
     warm(snap)
     built = dict(snap.derived)
-    # walks, restricted entities, their names, runbook sections, passages, runtime kinds, systems
-    assert len(built) == 7
+    # walks, restricted entities, their names, runbook sections, passages, runtime kinds, systems,
+    # deploy targets
+    assert len(built) == 8
     result = blast_radius(snap, REDIS, viewer=OUTSIDER)
     assert result.impacted and result.survives == () and result.systems and result.hidden_count == 1
     assert suspects(snap, AUTH, now=NOW, viewer=OUTSIDER).dependencies
