@@ -11,7 +11,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
 
@@ -46,7 +46,6 @@ from graph.snapshot import Snapshot, SnapshotRef
 from sync.lag import LagNotifier, LogNotifier
 from sync.leader import leadership_for
 from sync.push import PushIntake
-from sync.refresh import rebuild
 from sync.schedule import SyncService, SyncSettings, start_scheduler
 from sync.sources.registry import SourceSpec
 from sync.store.deliveries import DeliveryClaims
@@ -90,7 +89,10 @@ def hygiene_counts(snapshot: Snapshot) -> dict[str, int]:
     }
 
 
-def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, ref: SnapshotRef) -> BotDeps:
+def build_deps(
+    settings: Settings, specs: Sequence[SourceSpec], store: Store, ref: SnapshotRef, *, catch_up: Callable[[], None]
+) -> BotDeps:
+    """`catch_up` brings this replica's snapshot to the graph version now (the sync service's)."""
     names = [s.name for s in specs]
     policy = settings.stale_policy()
 
@@ -111,7 +113,7 @@ def build_deps(settings: Settings, specs: Sequence[SourceSpec], store: Store, re
     def decide_review(edge_id: int, decision: str, user: str) -> ProposedEdge:
         [edge] = reviews.decide([edge_id], decision, actor=user, at=clock())
         if edge.status == APPROVED:
-            rebuild(store, ref, clock, names or None)  # this replica at once; the others follow the version
+            catch_up()  # this replica at once, under the sync's lock; the others follow the version
         return edge
 
     renderer = PictureRenderer.find()
@@ -181,7 +183,9 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     # p50 64 -> 35 ms, slowest of 30 116 -> 56 ms).
     sys.setswitchinterval(SWITCH_INTERVAL)
     ref = snapshot_ref()
-    deps = build_deps(settings, specs, store, ref)
+    # The service is made after the deps (its lag notifier posts through them); an approval, the
+    # only caller, comes in a request, once the server runs.
+    deps = build_deps(settings, specs, store, ref, catch_up=lambda: service.catch_up())
     try:
         slack_http, socket_mode, client = slack_frontend(settings, deps)
         pagerduty = build_webhook(settings, deps, client)

@@ -115,8 +115,18 @@ class SnapshotRef:
         return self._current
 
     def swap(self, new: Snapshot) -> Snapshot | None:
+        """Serve `new`; returns the snapshot it replaced, or `new` itself when refused: one built
+        from an older graph version than the one serving (two builds that raced) never replaces it."""
         if self._prepare is not None:
             self._prepare(new)
         with self._lock:
-            old, self._current = self._current, new
+            old = self._current
+            if old is not None and _older(new, old):
+                return new
+            self._current = new
         return old
+
+
+def _older(new: Snapshot, serving: Snapshot) -> bool:
+    # -1 is no store version (a test's graph, a past graph): such a swap is never refused.
+    return 0 <= new.version < serving.version

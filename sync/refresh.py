@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -19,7 +19,7 @@ from graph.snapshot import Snapshot, SnapshotRef
 from sync.collector import collector_paused
 from sync.deltas import DELTA, REBUILD, Delta, Update, deploy_delta
 from sync.kept_files import keep_unread_files
-from sync.read_isolation import Read, failure_text, read_all
+from sync.read_isolation import Read, SourceRead, failure_text, read_all
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_codec import EncodedFacts
 from sync.store.fact_store import Store, SyncRun, in_graph, source_marks
@@ -73,21 +73,42 @@ def sync_once(
 
     `swap=False` only stores (a one-off `oncall-graph sync` answers nothing, so builds nothing).
     """
-    states = store.source_states()
-    outcomes = []
+    reads = read_sources(specs, store, clock, access=access)
+    return apply_reads(specs, reads, store, ref, clock, max_drop=max_drop, replica=replica, swap=swap)
+
+
+def read_sources(
+    specs: Sequence[SourceSpec], store: Store, clock: Clock, *, access: SourceAccess = DEFAULT_ACCESS
+) -> dict[str, SourceRead]:
+    """Every source read, each under its deadline, and nothing stored: the slow half of a sync,
+    which the sync service runs holding no lock (a push's refresh must not wait for a slow feed)."""
     for spec in specs:
         store.ensure_source(spec.name, spec.kind, spec.location)
-    previous = {name: state.content_version for name, state in states.items()}
-    reads = read_all(specs, previous, access, clock)
+    previous = {name: state.content_version for name, state in store.source_states().items()}
+    return read_all(specs, previous, access, clock)
+
+
+def apply_reads(
+    specs: Sequence[SourceSpec],
+    reads: Mapping[str, SourceRead],
+    store: Store,
+    ref: SnapshotRef,
+    clock: Clock,
+    *,
+    max_drop: float = DEFAULT_MAX_DROP,
+    replica: str = "",
+    swap: bool = True,
+) -> SyncReport:
+    """Store what `read_sources` read, source by source, then bring the snapshot up to date."""
+    outcomes = []
     for spec in specs:
         read, timer = reads[spec.name], time.perf_counter()
-        started = read.started
         outcome = _sync_source(spec, store, read.result, clock, max_drop)
         outcome = replace(outcome, seconds=read.seconds + time.perf_counter() - timer)
         store.record_run(
             SyncRun(
                 spec.name,
-                started,
+                read.started,
                 clock(),
                 outcome.outcome,
                 outcome.items,
@@ -215,11 +236,3 @@ def bring_up(store: Store, current: Snapshot | None, version: int, names: Sequen
         why = "no graph yet"
     snapshot = load_snapshot(store, clock, names)
     return Update(snapshot, REBUILD, time.perf_counter() - began, why)
-
-
-def rebuild(store: Store, ref: SnapshotRef, clock: Clock, names: Sequence[str] | None = None) -> Snapshot | None:
-    """Rebuild from the store and swap it in with one assignment; a reader never sees half a graph."""
-    snapshot = load_snapshot(store, clock, names)
-    if snapshot is not None:
-        ref.swap(snapshot)
-    return snapshot

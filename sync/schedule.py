@@ -20,7 +20,7 @@ from sync.deltas import REBUILD, Update
 from sync.lag import LagNotifier
 from sync.leader import Leadership
 from sync.observer import NoObserver, SyncObserver
-from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, bring_up, load_snapshot, sync_once
+from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, apply_reads, bring_up, read_sources
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_store import SourceState, Store, in_graph, source_marks
 
@@ -88,30 +88,32 @@ class SyncService:
         if not self.leadership.try_lead():
             self._follow()
             return None
-        with self._lock, self.observer.syncing():
-            s = self.settings
-            # The version may have moved without a sync (an approved review): catch up first, and
-            # remember only what this tick saw, so a move during the sync is picked up by `follow`.
-            seen = self.store.graph_version()
-            if seen != self._seen_version and (snapshot := load_snapshot(self.store, self.clock, self.names or None)):
-                self.ref.swap(snapshot)
-                self._report_size(snapshot)
-                self._keep(snapshot, seen)
-            report = sync_once(
-                self.specs, self.store, self.ref, self.clock, max_drop=s.max_drop, access=s.access, replica=s.replica
-            )
-            self._seen_version = report.version if report.changed else seen
+        s = self.settings
+        with self.observer.syncing():
+            # The slow half, holding no lock: a push's refresh or a wake never waits for a slow feed.
+            reads = read_sources(self.specs, self.store, self.clock, access=s.access)
+            with self._lock:
+                # The version may have moved without a sync (a push, an approved review): catch up
+                # first, so the sources' changes join a current graph.
+                if self.store.graph_version() != self._seen_version or self.ref.current() is None:
+                    self._follow_locked()
+                seen = self._seen_version
+                report = apply_reads(
+                    self.specs, reads, self.store, self.ref, self.clock, max_drop=s.max_drop, replica=s.replica
+                )
+                # Remember only what this tick saw: a move meanwhile is picked up by the next wake or follow.
+                self._seen_version = report.version if report.changed else seen
+                if report.snapshot is not None:
+                    self._report_size(report.snapshot)
+                    self._keep(report.snapshot, report.version)
+                if report.update is not None:
+                    self._updated(report.update)
             for o in report.outcomes:
                 log.info(
                     "source %s %s in %.2f s", o.name, o.outcome, o.seconds,
                     extra={"source": o.name, "outcome": o.outcome, "duration": round(o.seconds, 4)},
                 )  # fmt: skip
                 self.observer.source_synced(o.name, o.outcome, o.seconds, o.error)
-            if report.snapshot is not None:
-                self._report_size(report.snapshot)
-                self._keep(report.snapshot, report.version)
-            if report.update is not None:
-                self._updated(report.update)
         log.info(
             "synced: graph version %s (%s)", report.version, ", ".join(f"{o.name} {o.outcome}" for o in report.outcomes)
         )
@@ -134,8 +136,8 @@ class SyncService:
         self.check_lag()
 
     def _follow(self, *, wait: bool = True) -> None:
-        # A sync under way holds the lock for as long as its slowest source reads: the follow job
-        # does not wait for it, so lag checks (and their alerts) go on meanwhile.
+        # A sync storing its reads holds the lock while it rebuilds (seconds at 100k): the follow
+        # job does not wait for it, so lag checks (and their alerts) go on meanwhile.
         if not self._lock.acquire(blocking=wait):
             return
         try:

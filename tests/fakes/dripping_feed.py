@@ -9,8 +9,9 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def dripping_feed(every: float) -> Iterator[str]:
-    """Serve `/deploys.jsonl` on 127.0.0.1: headers at once, then one byte every `every` seconds."""
+def dripping_feed(every: float, *, reading: threading.Event | None = None) -> Iterator[str]:
+    """Serve `/deploys.jsonl` on 127.0.0.1: headers at once, then one byte every `every` seconds.
+    `reading` is set once a reader has its headers and is waiting for the rest."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
@@ -29,6 +30,8 @@ def dripping_feed(every: float) -> Iterator[str]:
         with conn:
             conn.recv(65536)
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n")
+            if reading is not None:
+                reading.set()
             try:
                 while not stop.wait(every):
                     conn.sendall(b"{")

@@ -90,6 +90,19 @@ def test_a_swap_prepares_the_new_snapshot_before_anyone_can_read_it() -> None:
     assert ref.current() is new
 
 
+def test_a_snapshot_of_an_older_graph_version_never_replaces_a_newer_one() -> None:
+    """Two builds that raced (a rebuild and a delta) swap in either order: the newer one serves."""
+    older, newer = replace(graph(), version=4), replace(graph(), version=5)
+    ref = SnapshotRef(newer)
+    assert ref.swap(older) is older  # refused
+    assert ref.current() is newer
+    fresher = newer.with_marks({})  # the same version, fresher marks: taken
+    assert ref.swap(fresher) is newer and ref.current() is fresher
+    unversioned = graph()  # built from no store (-1): never refused
+    assert ref.swap(unversioned) is fresher and ref.current() is unversioned
+    assert ref.swap(older) is unversioned and ref.current() is older
+
+
 def test_the_networkx_view_holds_every_edge_with_its_facts() -> None:
     snap = graph()
     view = networkx_view(snap)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -16,21 +16,22 @@ from sync.lag import LogNotifier
 from sync.leader import EmbeddedLeadership
 from sync.push import PushIntake
 from sync.schedule import SyncService, SyncSettings
-from sync.sources.registry import SourceSpec
+from sync.sources.reading.limits import ReadLimits
+from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_store import Store
+from tests.fakes.dripping_feed import dripping_feed
 from tests.sync.test_refresh import Clock, write_docs
 
 
 class Replica:
     """A sync service and its push intake on one store; `push` returns once the snapshot took it."""
 
-    def __init__(self, store: Store, docs: str) -> None:
+    def __init__(self, store: Store, specs: Sequence[SourceSpec], settings: SyncSettings | None = None) -> None:
         self.clock = Clock()
         self.ref = SnapshotRef()
         self.service = SyncService(
-            [SourceSpec("docs", docs)], store, self.ref, self.clock, EmbeddedLeadership(), LogNotifier(),
-            SyncSettings(),
-        )  # fmt: skip
+            specs, store, self.ref, self.clock, EmbeddedLeadership(), LogNotifier(), settings or SyncSettings()
+        )
         self._applied = threading.Event()
         self.intake = PushIntake(store, self.clock, refresh=self._refresh)
         self.intake.open("deploys")
@@ -53,7 +54,7 @@ class Replica:
 @pytest.fixture
 def replica(store: Store, tmp_path: Path) -> Iterator[Replica]:
     docs = write_docs(tmp_path / "docs", "The auth service depends on the token cache.")
-    one = Replica(store, docs)
+    one = Replica(store, [SourceSpec("docs", docs)])
     one.service.tick()
     yield one
     one.intake.close()
@@ -98,3 +99,26 @@ def test_a_pushed_deploy_naming_no_entity_is_listed_unresolved_by_the_delta(repl
     after = replica.push("ci-9", "nowhere-service")
     assert after.derived is before.derived and deploy_ids(after) == set()
     assert any("nowhere-service" in str(p) for p in after.hygiene.unresolved_deploys)
+
+
+def test_a_push_joins_while_the_sync_is_still_reading_a_slow_source(store: Store, tmp_path: Path) -> None:
+    docs = write_docs(tmp_path / "docs", "The auth service depends on the token cache.")
+    reading = threading.Event()
+    access = SourceAccess(timeout=1.0, limits=ReadLimits(deadline_seconds=2.0))
+    with dripping_feed(0.2, reading=reading) as feed:
+        one = Replica(store, [SourceSpec("docs", docs), SourceSpec("deploys", feed)], SyncSettings(access=access))
+        try:
+            one.service.tick()  # the feed fails at its deadline; the docs build the graph
+            reading.clear()
+            ticking = threading.Thread(target=one.service.tick)
+            ticking.start()
+            assert reading.wait(timeout=30), "the sync never started reading the feed"
+            pushed = one.push("ci-1", "auth")
+            # Joined while the sync still waited on the feed: its reads hold no lock a push waits on.
+            assert ticking.is_alive() and deploy_ids(pushed) == {"ci-1"}
+            ticking.join()
+        finally:
+            one.intake.close()
+    after = one.ref.current()
+    assert after is not None and deploy_ids(after) == {"ci-1"}  # the sync's own swap kept it
+    assert after.version == store.graph_version()
