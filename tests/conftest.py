@@ -51,7 +51,8 @@ def postgres_admin_url() -> Iterator[str]:
 
 @pytest.fixture
 def postgres_url(postgres_admin_url: str) -> str:
-    return create_database(postgres_admin_url, f"oncall_test_{next(_counter)}")
+    # The pid keeps parallel workers (pytest -n) on one server apart.
+    return create_database(postgres_admin_url, f"oncall_test_{os.getpid()}_{next(_counter)}")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
