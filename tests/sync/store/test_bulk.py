@@ -70,13 +70,14 @@ def test_a_role_that_may_only_write_rows_loads_an_empty_table_the_ordinary_way(p
     """PostgreSQL only: SQLite has no roles (and never drops a foreign key)."""
     store = postgres_store
     store.ensure_source("catalog", "catalog", "x")
+    role = f"rows_only_{store.engine.url.database}"  # roles are the server's: one per test database
     with store.engine.begin() as conn:
         before = checks(conn)
-        conn.exec_driver_sql("DROP ROLE IF EXISTS rows_only")
-        conn.exec_driver_sql("CREATE ROLE rows_only LOGIN")
-        conn.exec_driver_sql("GRANT SELECT, INSERT ON facts, sources TO rows_only")
-        conn.exec_driver_sql("GRANT USAGE ON SEQUENCE facts_id_seq TO rows_only")
-    writer = create_engine(store.engine.url.set(username="rows_only"))
+        conn.exec_driver_sql(f'DROP ROLE IF EXISTS "{role}"')
+        conn.exec_driver_sql(f'CREATE ROLE "{role}" LOGIN')
+        conn.exec_driver_sql(f'GRANT SELECT, INSERT ON facts, sources TO "{role}"')
+        conn.exec_driver_sql(f'GRANT USAGE ON SEQUENCE facts_id_seq TO "{role}"')
+    writer = create_engine(store.engine.url.set(username=role))
     try:
         with writer.begin() as conn:
             same = {"source": "catalog", "valid_from": T0}
@@ -86,3 +87,6 @@ def test_a_role_that_may_only_write_rows_loads_an_empty_table_the_ordinary_way(p
     with store.engine.connect() as conn:
         assert checks(conn) == before
         assert stored(conn) == ROWS
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql(f'DROP OWNED BY "{role}"')
+        conn.exec_driver_sql(f'DROP ROLE "{role}"')
