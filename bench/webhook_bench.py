@@ -25,29 +25,14 @@ from typing import Any
 
 from bench.generate import OUT, SCENARIOS, ensure_catalog
 from bench.measure import summary_ms
+from bench.replicas import shown_after, two_replicas
 from bench.sync_bench import run_cli, scenario_names
-from tests.e2e.conftest import SECRET, Bot, start_bot, stop
-from tests.e2e.test_slack_bot import text_of
+from tests.e2e.conftest import Bot
 from tests.e2e.webhook_posts import DEPLOY_SECRET, native
 from tests.fakes.postgres_server import create_database, postgres_cluster
 from tests.fakes.slack_api import FakeSlack, slack_api
 
 SAMPLES = {"layered-10k": 20, "layered-100k": 10}
-TIMEOUT = 60.0
-
-
-def shown_after(bot: Bot, fake: FakeSlack, service: str, deploy_id: str, posted: float) -> float:
-    """Seconds from `posted` until an answer of `/suspects SERVICE` on `bot` shows `deploy_id`."""
-    shown = ""
-    while time.perf_counter() - posted < TIMEOUT:
-        name = f"s-{uuid.uuid4().hex}"
-        bot.command("/suspects", f"{service} 6h", fake.response_url(name))
-        fake.wait_for(lambda name=name: fake.responses(name), timeout=TIMEOUT)
-        shown = text_of(fake.responses(name)[0])
-        if deploy_id in shown:
-            return time.perf_counter() - posted
-        time.sleep(0.02)
-    raise RuntimeError(f"{deploy_id} was not shown within {TIMEOUT} s; the last answer:\n{shown[:1500]}")
 
 
 def measure(leader: Bot, follower: Bot, fake: FakeSlack, samples: int) -> dict[str, Any]:
@@ -79,22 +64,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             catalog = ensure_catalog(SCENARIOS[name])
             db = create_database(admin_url, f"bench_webhook_{number}")
             run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
-            with slack_api() as fake:
-                env = {
-                    "PORT": "0", "SLACK_BOT_TOKEN": "xoxb-bench", "SLACK_SIGNING_SECRET": SECRET,
-                    "SLACK_API_URL": fake.url, "DATABASE_URL": db, "ONCALL_GRAPH_SYNC_INTERVAL": "3600",
-                    "ONCALL_GRAPH_POLL_INTERVAL": "60", "ONCALL_GRAPH_DEPLOY_WEBHOOK_SECRETS": DEPLOY_SECRET,
-                    "ONCALL_GRAPH_CATALOG": str(catalog.folder),
-                }  # fmt: skip
-                bots = [start_bot(Path(scratch) / f"{name}-{i}.log", **env) for i in (1, 2)]
-                try:
-                    results[name] = measure(bots[0], bots[1], fake, SAMPLES[name])
-                except RuntimeError:
-                    print("\n".join(bot.output()[-3000:] for bot in bots))
-                    raise
-                finally:
-                    for bot in bots:
-                        stop(bot)
+            with slack_api() as fake, two_replicas(catalog, db, fake, Path(scratch)) as (leader, follower):
+                results[name] = measure(leader, follower, fake, SAMPLES[name])
             for label, figures in results[name].items():
                 print(f"{name:>13} webhook -> {label:>13}: p50 {figures['p50']:7.0f} ms  p99 {figures['p99']:7.0f} ms")
     OUT.mkdir(exist_ok=True)

@@ -58,12 +58,18 @@ def github(bot: Bot, body: bytes, *, event: str = "deployment_status", delivery:
 
 
 def native(bot: Bot, body: bytes, *, secret: str | None = DEPLOY_SECRET, token: str | None = None) -> httpx.Response:
+    return post_native(bot.http, bot.url, body, secret=secret, token=token)
+
+
+def post_native(http: httpx.Client, url: str, body: bytes, *, secret: str | None = DEPLOY_SECRET,
+                token: str | None = None) -> httpx.Response:  # fmt: skip
+    """`native` from a process that holds no `Bot`: a load generator of its own, say."""
     sent = {"Content-Type": "application/json"}
     if secret is not None:
         sent["X-Signature-256"] = sign(body, secret)
     if token is not None:
         sent["Authorization"] = f"Bearer {token}"
-    return bot.http.post(f"{bot.url}/webhooks/deploys", content=body, headers=sent)
+    return http.post(f"{url}/webhooks/deploys", content=body, headers=sent)
 
 
 def raw(value: object) -> bytes:

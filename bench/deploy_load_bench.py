@@ -1,0 +1,255 @@
+"""Deploy load benchmark: 100 deploy events a second for a minute into one replica, while both
+replicas answer Slack; every accepted event must be stored once, and answers must stay as fast.
+
+    python -m bench.deploy_load_bench                layered-10k and layered-100k
+    python -m bench.deploy_load_bench --quick        layered-10k only
+    python -m bench.deploy_load_bench --seconds 20   a shorter load (and baseline)
+
+Two `oncall-graph serve` on one PostgreSQL (bench/replicas.py). Answers are asked one at a time,
+round the four of `/suspects svc-0 6h` and `/blast-radius HUB` on the leader and the follower (signed
+Slack request in, answer received at the fake Slack), in three phases of their own:
+- baseline: no deploy traffic;
+- load: a sender process (so that its work is not the harness's GIL) POSTs signed native events to
+  the leader on a monotonic schedule, each with a unique id, for a service drawn from thousands of
+  the catalog's; one POST in 20 repeats an earlier event, body and id. Then the store is counted:
+  every id answered 202 stored exactly once, and a repeat stored nothing;
+- settled: the same answers again with no traffic, once the last deploy is shown on both replicas,
+  so that answers grown by the deploys they now list are told apart from answers slowed by the load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC, datetime, timedelta
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import create_engine, select
+
+from bench.generate import OUT, SCENARIOS, Catalog, ensure_catalog
+from bench.measure import summary_ms
+from bench.replicas import shown_after, two_replicas
+from bench.sync_bench import run_cli, scenario_names
+from sync.push import ENDPOINTS
+from sync.store import schema
+from tests.e2e.conftest import Bot
+from tests.e2e.webhook_posts import post_native
+from tests.fakes.postgres_server import create_database, postgres_cluster
+from tests.fakes.slack_api import FakeSlack, slack_api
+
+RATE = 100.0  # events a second, redeliveries included
+LOAD_SECONDS = 60.0
+BASELINE_SECONDS = 20.0
+SENDERS = 8  # threads of the sender: a POST waits its turn at the store's per-source lock
+REDELIVER_EVERY = 20  # every 20th POST repeats the event posted 10 slots before it
+SERVICES = 5000  # svc-1 .. svc-5000 take the deploys (layered-10k has 7,700 services)
+ASK_GAP = 0.05  # seconds between one answer and the next request
+SOURCE = ENDPOINTS["deploys"][0]
+
+Posted = dict[str, Any]  # one POST: slot, id, redelivery, status, stored, repeated, latency
+
+
+def plan(seconds: float, rate: float, seed: int) -> list[tuple[str, bool, bytes]]:
+    """(id, redelivery, body) for each slot; deployed_at rises by a millisecond a slot and all lie in
+    the past, so the last event is the newest in every answer that lists it."""
+    rng = random.Random(seed)
+    slots = int(seconds * rate)
+    start = datetime.now(UTC) - timedelta(milliseconds=slots + 1000)
+    run = uuid.uuid4().hex[:6]
+    planned: list[tuple[str, bool, bytes]] = []
+    for i in range(slots):
+        if i % REDELIVER_EVERY == REDELIVER_EVERY - 1:
+            deploy_id, _, body = planned[i - 10]
+            planned.append((deploy_id, True, body))
+            continue
+        event = {
+            "id": f"load-{run}-{i:05d}", "service": f"svc-{rng.randint(1, SERVICES)}", "version": f"v{i}",
+            "deployed_at": (start + timedelta(milliseconds=i)).isoformat(),
+        }  # fmt: skip
+        planned.append((str(event["id"]), False, json.dumps(event).encode()))
+    return planned
+
+
+def send_load(
+    url: str, planned: list[tuple[str, bool, bytes]], rate: float, seconds: float
+) -> tuple[float, list[Posted]]:
+    """POST each planned event at its slot's time (slot / rate after the start) from SENDERS threads;
+    a thread behind schedule posts at once, and none starts a POST after `seconds`: a leader that
+    cannot keep up shows as a lower achieved rate, not a longer run. Runs in a process of its own.
+    (seconds taken, posts)."""
+    slots = iter(range(len(planned)))
+    taking = threading.Lock()
+    posted: list[Posted] = []
+    began = time.monotonic()
+
+    def sender() -> None:
+        with httpx.Client(timeout=30, limits=httpx.Limits(max_keepalive_connections=0)) as http:
+            while True:
+                with taking:
+                    slot = next(slots, None)
+                if slot is None or time.monotonic() - began >= seconds:
+                    return
+                time.sleep(max(0.0, began + slot / rate - time.monotonic()))
+                deploy_id, redelivery, body = planned[slot]
+                sent = time.perf_counter()
+                answer = post_native(http, url, body)
+                latency = time.perf_counter() - sent
+                reply = answer.json() if answer.status_code == 202 else {}
+                posted.append({
+                    "slot": slot, "id": deploy_id, "redelivery": redelivery, "status": answer.status_code,
+                    "stored": reply.get("stored", []), "repeated": reply.get("repeated", []), "latency": latency,
+                })  # fmt: skip
+
+    threads = [threading.Thread(target=sender) for _ in range(SENDERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.monotonic() - began, posted
+
+
+def ask_answers(
+    bots: dict[str, Bot], fake: FakeSlack, asks: dict[str, str], until: Callable[[], bool]
+) -> dict[str, list[float]]:
+    """Seconds from each signed request to its answer at the fake Slack, asked one at a time round every
+    (replica, command) until `until()`; keyed `replica command`."""
+    seconds: dict[str, list[float]] = {f"{r} {c}": [] for r in bots for c in asks}
+    for replica, command in itertools.cycle([(r, c) for r in bots for c in asks]):
+        if until():
+            return seconds
+        name = f"a-{uuid.uuid4().hex}"
+        began = time.perf_counter()
+        response = bots[replica].command(command, asks[command], fake.response_url(name))
+        if response.status_code != 200:
+            raise RuntimeError(f"{command} on the {replica}: HTTP {response.status_code}")
+        fake.wait_for(lambda name=name: fake.responses(name), timeout=60)
+        seconds[f"{replica} {command}"].append(time.perf_counter() - began)
+        time.sleep(ASK_GAP)
+    raise AssertionError("unreachable")
+
+
+def for_seconds(seconds: float) -> Callable[[], bool]:
+    deadline = time.monotonic() + seconds
+    return lambda: time.monotonic() >= deadline
+
+
+def stored_counts(db: str) -> Counter[str]:
+    """How many fact rows (live or not) the store holds of each pushed deploy id."""
+    f = schema.facts
+    engine = create_engine(db)
+    try:
+        with engine.connect() as conn:
+            query = select(f.c.payload).where(f.c.source == SOURCE, f.c.kind == "deploy")
+            return Counter(json.loads(payload)["id"] for payload in conn.execute(query).scalars())
+    finally:
+        engine.dispose()
+
+
+def check_stored(posted: list[Posted], counts: Counter[str]) -> dict[str, Any]:
+    """Every id answered 202 is stored exactly once; a repeat was answered `repeated`, never `stored`."""
+    accepted = {p["id"] for p in posted if p["status"] == 202}
+    claimed = Counter(i for p in posted for i in p["stored"])
+    repeats = [p for p in posted if p["redelivery"]]
+    return {
+        "posts": len(posted),
+        "statuses": dict(Counter(str(p["status"]) for p in posted)),
+        "accepted_ids": len(accepted),
+        "stored_once": sum(1 for i in accepted if counts[i] == 1),
+        "missing": sorted(i for i in accepted if counts[i] == 0)[:20],
+        "duplicates": sorted(i for i, n in counts.items() if n > 1)[:20],
+        "stored_not_accepted": sorted(set(counts) - accepted)[:20],
+        "answered_stored_twice": sorted(i for i, n in claimed.items() if n > 1)[:20],
+        "redeliveries": len(repeats),
+        "redeliveries_answered_repeated": sum(1 for p in repeats if p["id"] in p["repeated"]),
+    }
+
+
+def measure(catalog: Catalog, db: str, scratch: Path, seconds: float) -> dict[str, Any]:
+    asks = {"/suspects": "svc-0 6h", "/blast-radius": catalog.hub}
+    planned = plan(seconds, RATE, seed=catalog.scenario.seed)
+    figures: dict[str, Any] = {"load_average": {}}
+    with slack_api() as fake, two_replicas(catalog, db, fake, scratch) as (leader, follower):
+        bots = {"leader": leader, "follower": follower}
+        ask_answers(bots, fake, asks, for_seconds(2))  # warm: first answers build what later ones reuse
+        baseline_seconds = min(BASELINE_SECONDS, seconds)
+        figures["baseline"] = ask_answers(bots, fake, asks, for_seconds(baseline_seconds))
+        figures["load_average"]["baseline"] = os.getloadavg()[0]
+        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
+            pool.submit(int).result()  # the sender's process started and its imports done before the clock
+            sending = pool.submit(send_load, leader.url, planned, RATE, seconds)
+            figures["load"] = ask_answers(bots, fake, asks, sending.done)
+            taken, posted = sending.result()
+        figures["load_average"]["load"] = os.getloadavg()[0]
+        ended = time.perf_counter()
+        last = max((p["slot"] for p in posted if p["status"] == 202 and not p["redelivery"]), default=0)
+        last_id, _, last_body = planned[last]
+        last_service = json.loads(last_body)["service"]
+        figures["last_deploy_shown_s"] = {
+            "leader": shown_after(leader, fake, last_service, last_id, ended),
+            "follower": shown_after(follower, fake, last_service, last_id, ended),
+        }
+        figures["settled"] = ask_answers(bots, fake, asks, for_seconds(baseline_seconds))
+        figures["load_average"]["settled"] = os.getloadavg()[0]
+    figures["rate"] = {"planned": RATE, "posts": len(posted), "planned_posts": len(planned), "seconds": round(taken, 2),
+                       "achieved": round(len(posted) / taken, 1),
+                       "post_latency": summary_ms([p["latency"] for p in posted])}  # fmt: skip
+    figures["stored"] = check_stored(posted, stored_counts(db))
+    for phase in ("baseline", "load", "settled"):
+        figures[phase] = {key: summary_ms(samples) for key, samples in figures[phase].items()}
+    figures["p99_ratio_load_to_baseline"] = {
+        key: round(figures["load"][key]["p99"] / figures["baseline"][key]["p99"], 2) for key in figures["load"]
+    }
+    return figures
+
+
+def report(name: str, f: dict[str, Any]) -> None:
+    r, s = f["rate"], f["stored"]
+    post = r["post_latency"]
+    print(f"{name:>13} {r['posts']} POSTs in {r['seconds']} s: {r['achieved']}/s (planned {r['planned']:.0f}/s), "
+          f"POST p50 {post['p50']:.0f} ms p99 {post['p99']:.0f} ms; statuses {s['statuses']}")  # fmt: skip
+    print(f"{name:>13} {s['accepted_ids']} ids accepted, {s['stored_once']} stored once, {len(s['missing'])} missing, "
+          f"{len(s['duplicates'])} duplicated, {len(s['stored_not_accepted'])} stored unaccepted; "
+          f"{s['redeliveries']} redeliveries, {s['redeliveries_answered_repeated']} answered repeated")  # fmt: skip
+    shown = f["last_deploy_shown_s"]
+    print(f"{name:>13} last deploy shown {shown['leader']:.2f} s (leader), {shown['follower']:.2f} s (follower) "
+          f"after the load; load average {f['load_average']}")  # fmt: skip
+    heads = f"{'baseline p50/p99':>17} {'load p50/p99':>15} {'p99 ratio':>9} {'settled p50/p99':>16}"
+    print(f"{name:>13} {'answer, ms':<24} {heads}")
+    for key, base in f["baseline"].items():
+        load, settled = f["load"][key], f["settled"][key]
+        print(f"{name:>13} {key:<24} {base['p50']:7.0f} /{base['p99']:6.0f}   {load['p50']:6.0f} /{load['p99']:6.0f} "
+              f"{f['p99_ratio_load_to_baseline'][key]:8.2f}x {settled['p50']:7.0f} /{settled['p99']:6.0f}")  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    seconds = argparse.ArgumentParser(add_help=False)
+    seconds.add_argument("--seconds", type=float, default=LOAD_SECONDS)
+    args, rest = seconds.parse_known_args(argv)
+    names = scenario_names(rest, __doc__ or "")
+    results: dict[str, Any] = {}
+    with postgres_cluster() as admin_url, tempfile.TemporaryDirectory() as scratch:
+        for number, name in enumerate(names):
+            catalog = ensure_catalog(SCENARIOS[name])
+            db = create_database(admin_url, f"bench_deploy_load_{number}")
+            run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
+            results[name] = measure(catalog, db, Path(scratch), args.seconds)
+            report(name, results[name])
+    OUT.mkdir(exist_ok=True)
+    (OUT / "deploy_load_results.json").write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
