@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from graph.facts import Problem
+from sync.group_commit import GroupCommit
 from sync.sources.deploys import parse_deploys
 from sync.store.fact_store import PUSHED, Store
-from sync.store.pushed import record_refused, store_pushed
+from sync.store.pushed import Delivery, Stored, record_refused, store_deliveries
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
@@ -80,6 +81,11 @@ class PushIntake:
         """`refresh` runs in the background after each delivery that stored something."""
         self._store, self._clock, self._replica = store, clock, replica
         self._worker = RefreshWorker(refresh)
+        # Per push source: a burst of deliveries is stored a transaction and a version step at a time.
+        self._writers = {source: GroupCommit(self._writer_for(source)) for source, _ in ENDPOINTS.values()}
+
+    def _writer_for(self, source: str) -> Callable[[Sequence[Delivery]], list[Stored]]:
+        return lambda batch: store_deliveries(self._store, source, batch, replica=self._replica)
 
     def open(self, endpoint: str) -> str:
         """Register the endpoint's push source (so lag lists it before its first event); its name."""
@@ -100,7 +106,7 @@ class PushIntake:
             return PushOutcome(errors=errors, warnings=warnings)
         if not facts.deploys:
             return PushOutcome(warnings=warnings)  # e.g. a status that is not `success`: nothing to store
-        stored = store_pushed(self._store, source, facts.deploys, at=at, delivery=delivery, replica=self._replica)
+        stored: Stored = self._writers[source].submit(Delivery(facts.deploys, at, delivery))
         if stored.added:
             log.info("stored %d pushed deploys from %s (graph version %s)", len(stored.added), label, stored.version)
             self._worker.poke()

@@ -42,35 +42,73 @@ def claim_key(source: str, kind: str, value: str) -> str:
     return f"push:{source}:{kind}:sha256:{hashlib.sha256(value.encode()).hexdigest()}"
 
 
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One delivery's deploys, as parsed, waiting to be stored."""
+
+    deploys: tuple[Deploy, ...]
+    at: datetime
+    delivery: str = ""  # its delivery id, when the sender gives one
+
+
 def store_pushed(
     store: Store, source: str, deploys: Sequence[Deploy], *, at: datetime, delivery: str = "", replica: str = ""
 ) -> Stored:
     """Store the deploys of one delivery not stored before, claim them, and move the graph version."""
-    ids = tuple(d.id for d in deploys)
+    [stored] = store_deliveries(store, source, [Delivery(tuple(deploys), at, delivery)], replica=replica)
+    return stored
+
+
+def store_deliveries(store: Store, source: str, deliveries: Sequence[Delivery], *, replica: str = "") -> list[Stored]:
+    """Several deliveries of one source in one transaction and one version step (those that came in
+    while the last one was stored); each gets its own answer, as if stored alone in that order."""
     with store.engine.begin() as conn:
         _lock_source(conn, source)  # one writer per push source: two replicas never store one event twice
-        delivery_key = claim_key(source, "delivery", delivery) if delivery else ""
-        if delivery_key and _claimed(conn, [delivery_key]):
-            return Stored((), ids, _version(conn))
-        keys = {claim_key(source, "event", d.id): d for d in deploys}
-        seen = _claimed(conn, list(keys))
-        new = [d for key, d in keys.items() if key not in seen]
-        claims = [k for k in keys if k not in seen] + ([delivery_key] if delivery_key else [])
+        keys = [_keys(source, d) for d in deliveries]
+        claimed = _claimed(conn, [k for delivery_key, events in keys for k in (delivery_key, *events) if k])
+        claims: list[dict[str, object]] = []
+        news: list[tuple[Delivery, list[Deploy]]] = []
+        for d, (delivery_key, events) in zip(deliveries, keys, strict=True):
+            if delivery_key and delivery_key in claimed:
+                news.append((d, []))
+                continue
+            new = [deploy for key, deploy in events.items() if key not in claimed]
+            taken = [key for key in events if key not in claimed] + ([delivery_key] if delivery_key else [])
+            claimed.update(taken)  # a later delivery of the batch repeating these stores nothing new
+            claims += [{"event_key": key, "handled_at": d.at, "replica": replica} for key in taken]
+            news.append((d, new))
         if claims:
-            rows = [{"event_key": key, "handled_at": at, "replica": replica} for key in claims]
-            conn.execute(insert(schema.handled_events), rows)
+            conn.execute(insert(schema.handled_events), claims)
+        last = max(d.at for d in deliveries)
         s = schema.sources
-        conn.execute(update(s).where(s.c.name == source).values(last_success=at, last_attempt=at, last_error=""))
+        conn.execute(update(s).where(s.c.name == source).values(last_success=last, last_attempt=last, last_error=""))
         version = _version(conn)
-        if new:
-            change = open_change(conn, at=at, source=source)
-            facts = encode_rows(SourceFacts(source, deploys=tuple(new)))
-            same = {"source": source, "valid_from": at, "added_in": change}
-            insert_rows(conn, schema.facts, ROW_COLUMNS, facts, same=same)
+        if any(new for _, new in news):
+            change = open_change(conn, at=last, source=source)
+            for d, new in news:
+                if new:
+                    facts = encode_rows(SourceFacts(source, deploys=tuple(new)))
+                    insert_rows(
+                        conn,
+                        schema.facts,
+                        ROW_COLUMNS,
+                        facts,
+                        same={"source": source, "valid_from": d.at, "added_in": change},
+                    )
             # The facts and the version step commit together: a follower never sees one without the other.
-            version = commit_change(conn, change, at=at, deploys_only=True)
-    added = tuple(d.id for d in new)
-    return Stored(added, tuple(i for i in ids if i not in set(added)), version, tuple(new))
+            version = commit_change(conn, change, at=last, deploys_only=True)
+    results = []
+    for d, new in news:
+        added = tuple(x.id for x in new)
+        repeated = tuple(x.id for x in d.deploys if x.id not in set(added))
+        results.append(Stored(added, repeated, version, tuple(new)))
+    return results
+
+
+def _keys(source: str, d: Delivery) -> tuple[str, dict[str, Deploy]]:
+    """(the delivery's claim key or "", its events' claim keys -> their deploys)."""
+    delivery_key = claim_key(source, "delivery", d.delivery) if d.delivery else ""
+    return delivery_key, {claim_key(source, "event", x.id): x for x in d.deploys}
 
 
 def record_refused(store: Store, source: str, *, at: datetime, why: str) -> None:

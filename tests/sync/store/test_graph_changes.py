@@ -15,7 +15,7 @@ from sync.store.database import HEAD, MIGRATIONS, make_engine, migrate
 from sync.store.fact_codec import encode_rows
 from sync.store.fact_store import Store
 from sync.store.graph_changes import ChangedDeploys, changed_deploys
-from sync.store.pushed import store_pushed
+from sync.store.pushed import Delivery, store_deliveries, store_pushed
 
 T0 = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
 FEED, CAT, PUSH = "deploys:feed", "catalog:cat", "webhook:deploys"
@@ -117,3 +117,23 @@ def test_the_upgrade_from_0004_keeps_the_data_and_the_old_steps_read_as_missing(
     assert isinstance(got, ChangedDeploys)
     assert ([d.id for _, d in got.added], [d.id for _, d in got.retired]) == (["d3"], ["d1"])
     engine.dispose()
+
+
+def test_deliveries_stored_together_make_one_step_and_each_its_own_answer(store: Store) -> None:
+    store.ensure_source(PUSH, "pushed", "x")
+    store_pushed(store, PUSH, [deploy(PUSH, 1)], at=T0, delivery="before")  # version 1
+    batch = [
+        Delivery((deploy(PUSH, 2), deploy(PUSH, 3)), T0 + timedelta(minutes=1), "one"),
+        Delivery((deploy(PUSH, 1),), T0 + timedelta(minutes=2), "two"),  # an event stored before
+        Delivery((deploy(PUSH, 3), deploy(PUSH, 4)), T0 + timedelta(minutes=3), "three"),  # d3 came with "one"
+        Delivery((deploy(PUSH, 9),), T0 + timedelta(minutes=4), "one"),  # a redelivery of "one"
+    ]
+    answers = store_deliveries(store, PUSH, batch)
+    assert [(a.added, a.repeated) for a in answers] == [
+        (("d2", "d3"), ()), ((), ("d1",)), (("d4",), ("d3",)), ((), ("d9",))
+    ]  # fmt: skip
+    assert {a.version for a in answers} == {2} == {store.graph_version()}
+    assert changes(store) == [(1, True, PUSH), (2, True, PUSH)]
+    got = read(store, 1, 2)
+    assert not isinstance(got, str) and sorted(d.id for _, d in got.added) == ["d2", "d3", "d4"]
+    assert store.source_states()[PUSH].last_success == T0 + timedelta(minutes=4)

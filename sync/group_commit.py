@@ -1,0 +1,58 @@
+"""Group commit: writes that arrive while one is being stored are stored together, next, in one
+transaction. A burst of pushed deploys costs one transaction per burst, not one per event, while
+each caller still waits for, and gets, its own answer.
+
+No thread of its own: whichever caller finds the writer free writes everything queued, its own
+item among them or already written by the caller before it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Generic, TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+MAX_BATCH = 500  # items per transaction: a long queue is written in several
+
+
+class GroupCommit(Generic[Item, Result]):
+    """`submit` blocks until its item is stored; `write` stores a batch, one result per item, in order."""
+
+    def __init__(self, write: Callable[[Sequence[Item]], list[Result]], *, max_batch: int = MAX_BATCH) -> None:
+        self._write, self._max_batch = write, max_batch
+        self._queued: list[tuple[Item, Future[Result]]] = []
+        self._queue_lock = threading.Lock()
+        self._writer = threading.Lock()
+
+    def submit(self, item: Item) -> Result:
+        done: Future[Result] = Future()
+        with self._queue_lock:
+            self._queued.append((item, done))
+        while not done.done():
+            with self._writer:
+                with self._queue_lock:
+                    batch, self._queued = self._queued[: self._max_batch], self._queued[self._max_batch :]
+                if batch:
+                    self._store(batch)
+        return done.result()
+
+    def waiting(self) -> int:
+        """Items queued for the next write."""
+        with self._queue_lock:
+            return len(self._queued)
+
+    def _store(self, batch: list[tuple[Item, Future[Result]]]) -> None:
+        try:
+            results = self._write([item for item, _ in batch])
+        except Exception as exc:  # noqa: BLE001 - handed to the waiting callers, each gets it raised
+            if len(batch) == 1:
+                batch[0][1].set_exception(exc)
+            else:  # one bad item must not fail the others: each is written alone, failing alone
+                for one in batch:
+                    self._store([one])
+            return
+        for (_, done), result in zip(batch, results, strict=True):
+            done.set_result(result)

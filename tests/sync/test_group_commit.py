@@ -1,0 +1,77 @@
+"""Group commit: what arrives while a write is under way is written next, together, and each
+caller gets its own result, or its own error."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from sync.group_commit import GroupCommit
+
+
+class Writes:
+    """A write that records each batch; the first one waits for `release`, so others queue behind it."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+        self.first_started, self.release = threading.Event(), threading.Event()
+
+    def __call__(self, batch: Sequence[str]) -> list[str]:
+        self.batches.append(list(batch))
+        if len(self.batches) == 1:
+            self.first_started.set()
+            assert self.release.wait(timeout=30)
+        if "bad" in batch:
+            raise ValueError("bad item")
+        return [item.upper() for item in batch]
+
+
+def test_items_arriving_during_a_write_are_written_together_next() -> None:
+    writes = Writes()
+    commit = GroupCommit(writes)
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        first = pool.submit(commit.submit, "a")
+        assert writes.first_started.wait(timeout=30)
+        queued = [pool.submit(commit.submit, item) for item in "bcde"]
+        while commit.waiting() < 4:  # all of them queued behind the first write
+            threading.Event().wait(0.01)
+        writes.release.set()
+        assert first.result(timeout=30) == "A"
+        assert [f.result(timeout=30) for f in queued] == ["B", "C", "D", "E"]
+    assert writes.batches[0] == ["a"] and sorted(writes.batches[1]) == ["b", "c", "d", "e"]
+    assert len(writes.batches) == 2
+
+
+def test_a_failing_item_fails_alone_and_the_rest_of_its_batch_is_written() -> None:
+    writes = Writes()
+    commit = GroupCommit(writes)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        first = pool.submit(commit.submit, "a")
+        assert writes.first_started.wait(timeout=30)
+        queued = {item: pool.submit(commit.submit, item) for item in ("b", "bad", "c")}
+        while commit.waiting() < 3:  # all of them queued behind the first write
+            threading.Event().wait(0.01)
+        writes.release.set()
+        assert first.result(timeout=30) == "A"
+        assert queued["b"].result(timeout=30) == "B" and queued["c"].result(timeout=30) == "C"
+        with pytest.raises(ValueError, match="bad item"):
+            queued["bad"].result(timeout=30)
+    assert sorted(writes.batches[1]) == ["b", "bad", "c"]  # tried together first, then one by one
+    assert sorted(map(tuple, writes.batches[2:])) == [("b",), ("bad",), ("c",)]
+
+
+def test_a_long_queue_is_written_in_batches_of_at_most_max_batch() -> None:
+    writes = Writes()
+    commit = GroupCommit(writes, max_batch=2)
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        first = pool.submit(commit.submit, "a")
+        assert writes.first_started.wait(timeout=30)
+        queued = [pool.submit(commit.submit, item) for item in "bcde"]
+        while commit.waiting() < 4:  # all of them queued behind the first write
+            threading.Event().wait(0.01)
+        writes.release.set()
+        assert [f.result(timeout=30) for f in [first, *queued]] == ["A", "B", "C", "D", "E"]
+    assert [len(b) for b in writes.batches] == [1, 2, 2]
