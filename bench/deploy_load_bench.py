@@ -53,7 +53,7 @@ from tests.fakes.slack_api import FakeSlack, slack_api
 RATE = 100.0  # events a second, redeliveries included
 LOAD_SECONDS = 60.0
 BASELINE_SECONDS = 20.0
-SENDERS = 8  # threads of the sender: a POST waits its turn at the store's per-source lock
+SENDERS = 32  # threads of the sender, so that it keeps to its schedule while each POST waits for its batch
 REDELIVER_EVERY = 20  # every 20th POST repeats the event posted 10 slots before it
 SERVICES = 5000  # svc-1 .. svc-5000 take the deploys (layered-10k has 7,700 services)
 ASK_GAP = 0.05  # seconds between one answer and the next request
