@@ -24,7 +24,6 @@ import itertools
 import json
 import os
 import random
-import tempfile
 import threading
 import time
 import uuid
@@ -39,15 +38,14 @@ from typing import Any
 import httpx
 from sqlalchemy import create_engine, select
 
-from bench.generate import OUT, SCENARIOS, Catalog, ensure_catalog
+from bench.generate import OUT, Catalog
 from bench.measure import summary_ms
-from bench.replicas import shown_after, two_replicas
-from bench.sync_bench import run_cli, scenario_names
+from bench.replicas import shown_after, synced_scenarios, two_replicas
+from bench.sync_bench import scenario_names
 from sync.push import ENDPOINTS
 from sync.store import schema
 from tests.e2e.conftest import Bot
 from tests.e2e.webhook_posts import post_native
-from tests.fakes.postgres_server import create_database, postgres_cluster
 from tests.fakes.slack_api import FakeSlack, slack_api
 
 RATE = 100.0  # events a second, redeliveries included
@@ -240,13 +238,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     args, rest = seconds.parse_known_args(argv)
     names = scenario_names(rest, __doc__ or "")
     results: dict[str, Any] = {}
-    with postgres_cluster() as admin_url, tempfile.TemporaryDirectory() as scratch:
-        for number, name in enumerate(names):
-            catalog = ensure_catalog(SCENARIOS[name])
-            db = create_database(admin_url, f"bench_deploy_load_{number}")
-            run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
-            results[name] = measure(catalog, db, Path(scratch), args.seconds)
-            report(name, results[name])
+    for name, catalog, db, scratch in synced_scenarios(names, "bench_deploy_load"):
+        results[name] = measure(catalog, db, scratch, args.seconds)
+        report(name, results[name])
     OUT.mkdir(exist_ok=True)
     (OUT / "deploy_load_results.json").write_text(json.dumps(results, indent=2))
 

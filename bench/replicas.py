@@ -4,19 +4,33 @@ deploys, the follower learns of them from the version's NOTIFY and a delta read 
 
 from __future__ import annotations
 
+import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.generate import Catalog
+from bench.generate import SCENARIOS, Catalog, ensure_catalog
+from bench.sync_bench import run_cli
 from tests.e2e.conftest import SECRET, Bot, start_bot, stop
 from tests.e2e.test_slack_bot import text_of
 from tests.e2e.webhook_posts import DEPLOY_SECRET
+from tests.fakes.postgres_server import create_database, postgres_cluster
 from tests.fakes.slack_api import FakeSlack
 
 TIMEOUT = 60.0
+
+
+def synced_scenarios(names: Sequence[str], prefix: str) -> Iterator[tuple[str, Catalog, str, Path]]:
+    """(name, catalog, database URL, scratch folder) per scenario: its catalog synced into a fresh
+    database of one throwaway PostgreSQL, which lives until the last is taken."""
+    with postgres_cluster() as admin_url, tempfile.TemporaryDirectory() as scratch:
+        for number, name in enumerate(names):
+            catalog = ensure_catalog(SCENARIOS[name])
+            db = create_database(admin_url, f"{prefix}_{number}")
+            run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
+            yield name, catalog, db, Path(scratch)
 
 
 @contextmanager

@@ -15,21 +15,18 @@ poll (ONCALL_GRAPH_POLL_INTERVAL) is set to 60 s here, so only the wake can expl
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from bench.generate import OUT, SCENARIOS, ensure_catalog
+from bench.generate import OUT
 from bench.measure import summary_ms
-from bench.replicas import shown_after, two_replicas
-from bench.sync_bench import run_cli, scenario_names
+from bench.replicas import shown_after, synced_scenarios, two_replicas
+from bench.sync_bench import scenario_names
 from tests.e2e.conftest import Bot
 from tests.e2e.webhook_posts import DEPLOY_SECRET, native
-from tests.fakes.postgres_server import create_database, postgres_cluster
 from tests.fakes.slack_api import FakeSlack, slack_api
 
 SAMPLES = {"layered-10k": 20, "layered-100k": 10}
@@ -59,15 +56,11 @@ def measure(leader: Bot, follower: Bot, fake: FakeSlack, samples: int) -> dict[s
 def main(argv: Sequence[str] | None = None) -> None:
     names = scenario_names(argv, __doc__ or "")
     results: dict[str, Any] = {}
-    with postgres_cluster() as admin_url, tempfile.TemporaryDirectory() as scratch:
-        for number, name in enumerate(names):
-            catalog = ensure_catalog(SCENARIOS[name])
-            db = create_database(admin_url, f"bench_webhook_{number}")
-            run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
-            with slack_api() as fake, two_replicas(catalog, db, fake, Path(scratch)) as (leader, follower):
-                results[name] = measure(leader, follower, fake, SAMPLES[name])
-            for label, figures in results[name].items():
-                print(f"{name:>13} webhook -> {label:>13}: p50 {figures['p50']:7.0f} ms  p99 {figures['p99']:7.0f} ms")
+    for name, catalog, db, scratch in synced_scenarios(names, "bench_webhook"):
+        with slack_api() as fake, two_replicas(catalog, db, fake, scratch) as (leader, follower):
+            results[name] = measure(leader, follower, fake, SAMPLES[name])
+        for label, figures in results[name].items():
+            print(f"{name:>13} webhook -> {label:>13}: p50 {figures['p50']:7.0f} ms  p99 {figures['p99']:7.0f} ms")
     OUT.mkdir(exist_ok=True)
     (OUT / "webhook_results.json").write_text(json.dumps(results, indent=2))
 

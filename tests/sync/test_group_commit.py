@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
@@ -29,49 +29,42 @@ class Writes:
         return [item.upper() for item in batch]
 
 
+def behind_a_write(
+    commit: GroupCommit[str, str], writes: Writes, pool: ThreadPoolExecutor, items: Sequence[str]
+) -> list[Future[str]]:
+    """ "a" submitted and held in its write, `items` submitted and all queued behind it, then released."""
+    first = pool.submit(commit.submit, "a")
+    assert writes.first_started.wait(timeout=30)
+    queued = [pool.submit(commit.submit, item) for item in items]
+    while commit.waiting() < len(items):
+        threading.Event().wait(0.01)
+    writes.release.set()
+    return [first, *queued]
+
+
 def test_items_arriving_during_a_write_are_written_together_next() -> None:
     writes = Writes()
-    commit = GroupCommit(writes)
     with ThreadPoolExecutor(max_workers=6) as pool:
-        first = pool.submit(commit.submit, "a")
-        assert writes.first_started.wait(timeout=30)
-        queued = [pool.submit(commit.submit, item) for item in "bcde"]
-        while commit.waiting() < 4:  # all of them queued behind the first write
-            threading.Event().wait(0.01)
-        writes.release.set()
-        assert first.result(timeout=30) == "A"
-        assert [f.result(timeout=30) for f in queued] == ["B", "C", "D", "E"]
+        submitted = behind_a_write(GroupCommit(writes), writes, pool, "bcde")
+        assert [f.result(timeout=30) for f in submitted] == ["A", "B", "C", "D", "E"]
     assert writes.batches[0] == ["a"] and sorted(writes.batches[1]) == ["b", "c", "d", "e"]
     assert len(writes.batches) == 2
 
 
 def test_a_failing_item_fails_alone_and_the_rest_of_its_batch_is_written() -> None:
     writes = Writes()
-    commit = GroupCommit(writes)
     with ThreadPoolExecutor(max_workers=4) as pool:
-        first = pool.submit(commit.submit, "a")
-        assert writes.first_started.wait(timeout=30)
-        queued = {item: pool.submit(commit.submit, item) for item in ("b", "bad", "c")}
-        while commit.waiting() < 3:  # all of them queued behind the first write
-            threading.Event().wait(0.01)
-        writes.release.set()
-        assert first.result(timeout=30) == "A"
-        assert queued["b"].result(timeout=30) == "B" and queued["c"].result(timeout=30) == "C"
+        first, b, bad, c = behind_a_write(GroupCommit(writes), writes, pool, ("b", "bad", "c"))
+        assert [f.result(timeout=30) for f in (first, b, c)] == ["A", "B", "C"]
         with pytest.raises(ValueError, match="bad item"):
-            queued["bad"].result(timeout=30)
+            bad.result(timeout=30)
     assert sorted(writes.batches[1]) == ["b", "bad", "c"]  # tried together first, then one by one
     assert sorted(map(tuple, writes.batches[2:])) == [("b",), ("bad",), ("c",)]
 
 
 def test_a_long_queue_is_written_in_batches_of_at_most_max_batch() -> None:
     writes = Writes()
-    commit = GroupCommit(writes, max_batch=2)
     with ThreadPoolExecutor(max_workers=6) as pool:
-        first = pool.submit(commit.submit, "a")
-        assert writes.first_started.wait(timeout=30)
-        queued = [pool.submit(commit.submit, item) for item in "bcde"]
-        while commit.waiting() < 4:  # all of them queued behind the first write
-            threading.Event().wait(0.01)
-        writes.release.set()
-        assert [f.result(timeout=30) for f in [first, *queued]] == ["A", "B", "C", "D", "E"]
+        submitted = behind_a_write(GroupCommit(writes, max_batch=2), writes, pool, "bcde")
+        assert [f.result(timeout=30) for f in submitted] == ["A", "B", "C", "D", "E"]
     assert [len(b) for b in writes.batches] == [1, 2, 2]
