@@ -3,7 +3,7 @@ transaction. A burst of pushed deploys costs one transaction per burst, not one 
 each caller still waits for, and gets, its own answer.
 
 No thread of its own: whichever caller finds the writer free writes everything queued, its own
-item among them or already written by the caller before it.
+item among them; a caller whose item another's write took returns when that write ends.
 """
 
 from __future__ import annotations
@@ -24,24 +24,32 @@ class GroupCommit(Generic[Item, Result]):
     def __init__(self, write: Callable[[Sequence[Item]], list[Result]], *, max_batch: int = MAX_BATCH) -> None:
         self._write, self._max_batch = write, max_batch
         self._queued: list[tuple[Item, Future[Result]]] = []
-        self._queue_lock = threading.Lock()
-        self._writer = threading.Lock()
+        self._turn = threading.Condition()  # guards the queue and `_writing`; told when a write ends
+        self._writing = False
 
     def submit(self, item: Item) -> Result:
         done: Future[Result] = Future()
-        with self._queue_lock:
+        with self._turn:
             self._queued.append((item, done))
-        while not done.done():
-            with self._writer:
-                with self._queue_lock:
-                    batch, self._queued = self._queued[: self._max_batch], self._queued[self._max_batch :]
-                if batch:
-                    self._store(batch)
-        return done.result()
+        while True:
+            with self._turn:
+                # A caller whose item another's write took returns as soon as that write ends: it
+                # never waits for, or makes, a write of later items (a convoy of batches of one).
+                self._turn.wait_for(lambda: done.done() or not self._writing)
+                if done.done():
+                    return done.result()
+                self._writing = True
+                batch, self._queued = self._queued[: self._max_batch], self._queued[self._max_batch :]
+            try:
+                self._store(batch)
+            finally:
+                with self._turn:
+                    self._writing = False
+                    self._turn.notify_all()
 
     def waiting(self) -> int:
         """Items queued for the next write."""
-        with self._queue_lock:
+        with self._turn:
             return len(self._queued)
 
     def _store(self, batch: list[tuple[Item, Future[Result]]]) -> None:

@@ -13,17 +13,24 @@ from sync.group_commit import GroupCommit
 
 
 class Writes:
-    """A write that records each batch; the first one waits for `release`, so others queue behind it."""
+    """A write that records each batch; the first one waits for `release`, so others queue behind it,
+    and so does each write whose number (from 1) is in `held`, until `released[number]` is set."""
 
-    def __init__(self) -> None:
+    def __init__(self, held: Sequence[int] = ()) -> None:
         self.batches: list[list[str]] = []
         self.first_started, self.release = threading.Event(), threading.Event()
+        self.started = {n: threading.Event() for n in held}
+        self.released = {n: threading.Event() for n in held}
 
     def __call__(self, batch: Sequence[str]) -> list[str]:
         self.batches.append(list(batch))
-        if len(self.batches) == 1:
+        number = len(self.batches)
+        if number == 1:
             self.first_started.set()
             assert self.release.wait(timeout=30)
+        if number in self.started:
+            self.started[number].set()
+            assert self.released[number].wait(timeout=30)
         if "bad" in batch:
             raise ValueError("bad item")
         return [item.upper() for item in batch]
@@ -49,6 +56,27 @@ def test_items_arriving_during_a_write_are_written_together_next() -> None:
         assert [f.result(timeout=30) for f in submitted] == ["A", "B", "C", "D", "E"]
     assert writes.batches[0] == ["a"] and sorted(writes.batches[1]) == ["b", "c", "d", "e"]
     assert len(writes.batches) == 2
+
+
+def test_a_caller_whose_item_another_wrote_returns_without_waiting_for_a_later_write() -> None:
+    # Once "b" and "c" are written together, both callers return at once: neither writes "d",
+    # which queued meanwhile, nor waits behind d's write, which is held until they have returned.
+    writes = Writes(held=(2, 3))
+    commit: GroupCommit[str, str] = GroupCommit(writes)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        first, b, c = behind_a_write(commit, writes, pool, "bc")
+        assert writes.started[2].wait(timeout=30)
+        d = pool.submit(commit.submit, "d")
+        while commit.waiting() < 1:
+            threading.Event().wait(0.01)
+        writes.released[2].set()
+        assert writes.started[3].wait(timeout=30)
+        try:
+            assert [f.result(timeout=10) for f in (first, b, c)] == ["A", "B", "C"]
+        finally:
+            writes.released[3].set()
+        assert d.result(timeout=30) == "D"
+    assert writes.batches == [["a"], sorted(writes.batches[1]), ["d"]] and sorted(writes.batches[1]) == ["b", "c"]
 
 
 def test_a_failing_item_fails_alone_and_the_rest_of_its_batch_is_written() -> None:
