@@ -14,6 +14,7 @@ from datetime import datetime
 
 from graph.facts import Problem
 from sync.group_commit import GroupCommit
+from sync.pacing import FOLLOW_GAP, Paced
 from sync.sources.deploys import parse_deploys
 from sync.store.fact_store import PUSHED, Store
 from sync.store.pushed import Delivery, Stored, record_refused, store_deliveries
@@ -38,10 +39,11 @@ class PushOutcome:
 
 
 class RefreshWorker:
-    """Runs `refresh` in one background thread after each `poke`; pokes during a run fold into one more run."""
+    """Runs `refresh` in one background thread after each `poke`; pokes during a run, or within
+    `gap` of its start, fold into one more run."""
 
-    def __init__(self, refresh: Callable[[], None]) -> None:
-        self._refresh = refresh
+    def __init__(self, refresh: Callable[[], None], *, gap: float = FOLLOW_GAP) -> None:
+        self._refresh = Paced(refresh, gap)
         self._wanted = threading.Event()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="push-refresh", daemon=True)
@@ -58,6 +60,7 @@ class RefreshWorker:
     def _run(self) -> None:
         while True:
             self._wanted.wait()
+            self._refresh.wait_turn()
             self._wanted.clear()
             if self._stopping:
                 return

@@ -3,8 +3,9 @@
 One thread per process. On PostgreSQL it LISTENs for the NOTIFY each version move sends (on a
 connection of its own), reconnecting with backoff and polling the version meanwhile; on a SQLite
 file it reads the version row every `poll_interval` (several processes may share the file). Either
-way it calls `wake`, which follows the version at once; the regular follow job stays the safety
-net. Nothing here raises out of the thread: a failure is logged and the watch goes on.
+way it calls `wake`, which follows the version at once, or once the last wake is FOLLOW_GAP old (a
+burst of moves is followed as one delta); the regular follow job stays the safety net. Nothing
+here raises out of the thread: a failure is logged and the watch goes on.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from sync.pacing import FOLLOW_GAP, Paced
 from sync.store.fact_store import Store
 from sync.store.version_signal import VersionListener, VersionPeek, sqlite_file
 
@@ -31,8 +33,10 @@ class VersionWatcher:
         *,
         poll_interval: float = 0.25,
         backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
+        gap: float = FOLLOW_GAP,
     ) -> None:
-        self._store, self._wake, self._poll_interval = store, wake, poll_interval
+        # A burst of moves (a push every few milliseconds) is followed a gap at a time: one delta for many steps.
+        self._store, self._wake, self._poll_interval = store, Paced(wake, gap), poll_interval
         self._backoff = backoff
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
