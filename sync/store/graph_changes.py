@@ -45,11 +45,11 @@ def open_change(conn: Connection, *, at: datetime, source: str = "") -> int:
 def commit_change(conn: Connection, change: int, *, at: datetime, deploys_only: bool) -> int:
     """Move the graph version for `change` (as the last step of its transaction); the new version."""
     g, c = schema.graph_state, schema.graph_changes
-    if conn.execute(select(g.c.version).where(g.c.id == 1)).scalar() is None:
-        conn.execute(insert(g).values(id=1, version=1, changed_at=at))
-    else:
-        conn.execute(update(g).where(g.c.id == 1).values(version=g.c.version + 1, changed_at=at))
-    version = int(conn.execute(select(g.c.version).where(g.c.id == 1)).scalar_one())
+    moved = update(g).where(g.c.id == 1).values(version=g.c.version + 1, changed_at=at).returning(g.c.version)
+    version = conn.execute(moved).scalar()
+    if version is None:  # the first step of a new database
+        version = 1
+        conn.execute(insert(g).values(id=1, version=version, changed_at=at))
     conn.execute(update(c).where(c.c.id == change).values(version=version, deploys_only=deploys_only))
     announce_version(conn, version)  # every replica hears it on commit
     return version

@@ -82,21 +82,15 @@ def store_deliveries(store: Store, source: str, deliveries: Sequence[Delivery], 
         last = max(d.at for d in deliveries)
         s = schema.sources
         conn.execute(update(s).where(s.c.name == source).values(last_success=last, last_attempt=last, last_error=""))
-        version = _version(conn)
-        if any(new for _, new in news):
+        rows = [(*row, d.at) for d, new in news if new for row in encode_rows(SourceFacts(source, deploys=tuple(new)))]
+        if rows:
             change = open_change(conn, at=last, source=source)
-            for d, new in news:
-                if new:
-                    facts = encode_rows(SourceFacts(source, deploys=tuple(new)))
-                    insert_rows(
-                        conn,
-                        schema.facts,
-                        ROW_COLUMNS,
-                        facts,
-                        same={"source": source, "valid_from": d.at, "added_in": change},
-                    )
+            same = {"source": source, "added_in": change}
+            insert_rows(conn, schema.facts, (*ROW_COLUMNS, "valid_from"), rows, same=same)
             # The facts and the version step commit together: a follower never sees one without the other.
             version = commit_change(conn, change, at=last, deploys_only=True)
+        else:
+            version = _version(conn)  # every one a redelivery: nothing moves
     results = []
     for d, new in news:
         added = tuple(x.id for x in new)
