@@ -13,16 +13,23 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Generic, TypeVar
 
+from sync.pacing import Pace
+
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 MAX_BATCH = 500  # items per transaction: a long queue is written in several
+# Seconds from one write's start to the next's: in a burst, what arrives meanwhile is written
+# together (100 a second: about five a transaction, not one); a lone item is written at once.
+WRITE_GAP = 0.05
 
 
 class GroupCommit(Generic[Item, Result]):
     """`submit` blocks until its item is stored; `write` stores a batch, one result per item, in order."""
 
-    def __init__(self, write: Callable[[Sequence[Item]], list[Result]], *, max_batch: int = MAX_BATCH) -> None:
-        self._write, self._max_batch = write, max_batch
+    def __init__(
+        self, write: Callable[[Sequence[Item]], list[Result]], *, max_batch: int = MAX_BATCH, gap: float = WRITE_GAP
+    ) -> None:
+        self._write, self._max_batch, self._pace = write, max_batch, Pace(gap)
         self._queued: list[tuple[Item, Future[Result]]] = []
         self._turn = threading.Condition()  # guards the queue and `_writing`; told when a write ends
         self._writing = False
@@ -39,8 +46,10 @@ class GroupCommit(Generic[Item, Result]):
                 if done.done():
                     return done.result()
                 self._writing = True
-                batch, self._queued = self._queued[: self._max_batch], self._queued[self._max_batch :]
             try:
+                self._pace.wait()  # this caller has the turn: others' items join its write meanwhile
+                with self._turn:
+                    batch, self._queued = self._queued[: self._max_batch], self._queued[self._max_batch :]
                 self._store(batch)
             finally:
                 with self._turn:

@@ -1,5 +1,6 @@
-"""At most one call per gap: a burst of triggers (version moves heard, pushes stored) is taken as
-one snapshot update, not one per version step, each of which costs a delta on every replica."""
+"""At most one start per gap: a burst of triggers (version moves heard, pushes stored, deliveries
+queued) is taken by one snapshot update or one write, not one per event, each of which costs a
+delta on every replica or a transaction."""
 
 from __future__ import annotations
 
@@ -9,29 +10,25 @@ from collections.abc import Callable
 FOLLOW_GAP = 0.1  # seconds: at most ten snapshot updates a second per trigger; a deploy waits no longer
 
 
-class Paced:
-    """Calls `call`; a call sooner than `gap` after the last one began first waits out the rest of
-    the gap, so what piles up meanwhile is taken by that one call. For one thread's use."""
+class Pace:
+    """`wait()` before each start: the first goes at once; one sooner than `gap` after the last
+    start waits out the rest of the gap, so what piles up meanwhile is taken by that start.
+    For one thread at a time."""
 
     def __init__(
         self,
-        call: Callable[[], None],
         gap: float = FOLLOW_GAP,
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], object] = time.sleep,
     ) -> None:
-        self._call, self._gap, self._clock, self._sleep = call, gap, clock, sleep
+        self._gap, self._clock, self._sleep = gap, clock, sleep
         self._last: float | None = None
 
-    def wait_turn(self) -> None:
-        """Wait out the rest of the gap since the last call began (nothing when it is over)."""
+    def wait(self) -> None:
+        """Wait out the rest of the gap since the last start (nothing when it is over); a start now."""
         if self._last is not None:
             rest = self._last + self._gap - self._clock()
             if rest > 0:
                 self._sleep(rest)
-
-    def __call__(self) -> None:
-        self.wait_turn()
         self._last = self._clock()
-        self._call()

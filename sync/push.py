@@ -14,7 +14,7 @@ from datetime import datetime
 
 from graph.facts import Problem
 from sync.group_commit import GroupCommit
-from sync.pacing import FOLLOW_GAP, Paced
+from sync.pacing import FOLLOW_GAP, Pace
 from sync.sources.deploys import parse_deploys
 from sync.store.fact_store import PUSHED, Store
 from sync.store.pushed import Delivery, Stored, record_refused, store_deliveries
@@ -43,7 +43,7 @@ class RefreshWorker:
     `gap` of its start, fold into one more run."""
 
     def __init__(self, refresh: Callable[[], None], *, gap: float = FOLLOW_GAP) -> None:
-        self._refresh = Paced(refresh, gap)
+        self._refresh, self._pace = refresh, Pace(gap)
         self._wanted = threading.Event()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="push-refresh", daemon=True)
@@ -60,7 +60,7 @@ class RefreshWorker:
     def _run(self) -> None:
         while True:
             self._wanted.wait()
-            self._refresh.wait_turn()
+            self._pace.wait()
             self._wanted.clear()
             if self._stopping:
                 return

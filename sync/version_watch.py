@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from sync.pacing import FOLLOW_GAP, Paced
+from sync.pacing import FOLLOW_GAP, Pace
 from sync.store.fact_store import Store
 from sync.store.version_signal import VersionListener, VersionPeek, sqlite_file
 
@@ -36,7 +36,7 @@ class VersionWatcher:
         gap: float = FOLLOW_GAP,
     ) -> None:
         # A burst of moves (a push every few milliseconds) is followed a gap at a time: one delta for many steps.
-        self._store, self._wake, self._poll_interval = store, Paced(wake, gap), poll_interval
+        self._store, self._wake, self._pace, self._poll_interval = store, wake, Pace(gap), poll_interval
         self._backoff = backoff
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -112,6 +112,7 @@ class VersionWatcher:
             self._call_wake()  # the first read too: `wake` does nothing when the snapshot is current
 
     def _call_wake(self) -> None:
+        self._pace.wait()
         try:
             self._wake()
         except Exception:

@@ -4,6 +4,7 @@ caller gets its own result, or its own error."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -77,6 +78,20 @@ def test_a_caller_whose_item_another_wrote_returns_without_waiting_for_a_later_w
             writes.released[3].set()
         assert d.result(timeout=30) == "D"
     assert writes.batches == [["a"], sorted(writes.batches[1]), ["d"]] and sorted(writes.batches[1]) == ["b", "c"]
+
+
+def test_items_arriving_within_the_gap_after_a_write_began_are_written_together() -> None:
+    writes = Writes()
+    writes.release.set()  # nothing held: only the gap groups them
+    commit: GroupCommit[str, str] = GroupCommit(writes, gap=0.5)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        assert commit.submit("a") == "A"  # the first goes at once
+        later = []
+        for item in "bc":  # one after another, each well after the last write ended
+            later.append(pool.submit(commit.submit, item))
+            time.sleep(0.1)
+        assert [f.result(timeout=30) for f in later] == ["B", "C"]
+    assert writes.batches == [["a"], ["b", "c"]]
 
 
 def test_a_failing_item_fails_alone_and_the_rest_of_its_batch_is_written() -> None:

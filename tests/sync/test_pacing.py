@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from sync.pacing import Paced
+from sync.pacing import Pace
 from sync.push import RefreshWorker
 
 
@@ -21,15 +21,14 @@ class Clock:
         self.now += seconds
 
 
-def test_the_first_call_goes_at_once_and_a_sooner_one_waits_out_the_rest_of_the_gap() -> None:
-    clock, calls = Clock(), []
-    paced = Paced(lambda: calls.append(clock.now), 0.1, clock=clock, sleep=clock.sleep)
-    paced()
-    clock.now += 0.03
-    paced()
-    clock.now += 0.5  # a quiet spell: the next call is due at once
-    paced()
-    assert calls == [100.0, 100.1, 100.6]
+def test_the_first_start_goes_at_once_and_a_sooner_one_waits_out_the_rest_of_the_gap() -> None:
+    clock, starts = Clock(), []
+    pace = Pace(0.1, clock=clock, sleep=clock.sleep)
+    for quiet in (0.0, 0.03, 0.5):  # the last after a quiet spell: due at once
+        clock.now += quiet
+        pace.wait()
+        starts.append(clock.now)
+    assert starts == [100.0, 100.1, 100.6]
     assert clock.slept == [0.07]
 
 
