@@ -6,8 +6,9 @@ replicas answer Slack; every accepted event must be stored once, and answers mus
     python -m bench.deploy_load_bench --seconds 20   a shorter load (and baseline)
 
 Two `oncall-graph serve` on one PostgreSQL (bench/replicas.py). Answers are asked one at a time,
-round the four of `/suspects svc-0 6h` and `/blast-radius HUB` on the leader and the follower (signed
-Slack request in, answer received at the fake Slack), in three phases of their own:
+four a second (ASK_EVERY), round the four of `/suspects svc-0 6h` and `/blast-radius HUB` on the
+leader and the follower (signed Slack request in, answer received at the fake Slack), in three
+phases of their own, each also measuring the CPU every process used:
 - baseline: no deploy traffic;
 - load: a sender process (so that its work is not the harness's GIL) POSTs signed native events to
   the leader on a monotonic schedule, each with a unique id, for a service drawn from thousands of
@@ -39,7 +40,7 @@ import httpx
 from sqlalchemy import create_engine, select
 
 from bench.generate import OUT, Catalog
-from bench.measure import summary_ms
+from bench.measure import CpuUse, named, summary_ms
 from bench.replicas import shown_after, synced_scenarios, two_replicas
 from bench.sync_bench import scenario_names
 from sync.push import ENDPOINTS
@@ -50,11 +51,16 @@ from tests.fakes.slack_api import FakeSlack, slack_api
 
 RATE = 100.0  # events a second, redeliveries included
 LOAD_SECONDS = 60.0
-BASELINE_SECONDS = 20.0
+BASELINE_SECONDS = 60.0  # as long as the load: both p99s from as many answers
+SETTLED_SECONDS = 20.0
 SENDERS = 32  # threads of the sender, so that it keeps to its schedule while each POST waits for its batch
 REDELIVER_EVERY = 20  # every 20th POST repeats the event posted 10 slots before it
 SERVICES = 5000  # svc-1 .. svc-5000 take the deploys (layered-10k has 7,700 services)
-ASK_GAP = 0.05  # seconds between one answer and the next request
+# Seconds from one request to the next, whichever probe: four answers a second across both
+# replicas, far above an incident channel's pace. Back to back (12 a second) the answers' own
+# background work (each blast radius's full-text file and picture, ~90 ms of CPU) kept each
+# replica ~80% busy before any deploy came, and the probe measured mostly itself.
+ASK_EVERY = 0.25
 SOURCE = ENDPOINTS["deploys"][0]
 
 Posted = dict[str, Any]  # one POST: slot, id, redelivery, status, stored, repeated, latency
@@ -125,9 +131,12 @@ def ask_answers(
     """Seconds from each signed request to its answer at the fake Slack, asked one at a time round every
     (replica, command) until `until()`; keyed `replica command`."""
     seconds: dict[str, list[float]] = {f"{r} {c}": [] for r in bots for c in asks}
+    due = time.perf_counter()
     for replica, command in itertools.cycle([(r, c) for r in bots for c in asks]):
         if until():
             return seconds
+        time.sleep(max(0.0, due - time.perf_counter()))
+        due += ASK_EVERY  # an answer slower than that delays the next one, never overlaps it
         name = f"a-{uuid.uuid4().hex}"
         began = time.perf_counter()
         response = bots[replica].command(command, asks[command], fake.response_url(name))
@@ -135,7 +144,6 @@ def ask_answers(
             raise RuntimeError(f"{command} on the {replica}: HTTP {response.status_code}")
         fake.wait_for(lambda name=name: fake.responses(name), timeout=60)
         seconds[f"{replica} {command}"].append(time.perf_counter() - began)
-        time.sleep(ASK_GAP)
     raise AssertionError("unreachable")
 
 
@@ -178,19 +186,24 @@ def check_stored(posted: list[Posted], counts: Counter[str]) -> dict[str, Any]:
 def measure(catalog: Catalog, db: str, scratch: Path, seconds: float) -> dict[str, Any]:
     asks = {"/suspects": "svc-0 6h", "/blast-radius": catalog.hub}
     planned = plan(seconds, RATE, seed=catalog.scenario.seed)
-    figures: dict[str, Any] = {"load_average": {}}
-    with slack_api() as fake, two_replicas(catalog, db, fake, scratch) as (leader, follower):
+    figures: dict[str, Any] = {"cpu": {}}
+    spawn = get_context("spawn")
+    with slack_api() as fake, two_replicas(catalog, db, fake, scratch) as (leader, follower), \
+            ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:  # fmt: skip
+        sender = pool.submit(os.getpid).result()  # started and its imports done before any clock
+        cpu = CpuUse({
+            "leader": lambda: [leader.proc.pid], "follower": lambda: [follower.proc.pid],
+            "postgres": lambda: named("postgres"), "sender": lambda: [sender], "harness": lambda: [os.getpid()],
+        })  # fmt: skip
         bots = {"leader": leader, "follower": follower}
         ask_answers(bots, fake, asks, for_seconds(2))  # warm: first answers build what later ones reuse
         baseline_seconds = min(BASELINE_SECONDS, seconds)
-        figures["baseline"] = ask_answers(bots, fake, asks, for_seconds(baseline_seconds))
-        figures["load_average"]["baseline"] = os.getloadavg()[0]
-        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
-            pool.submit(int).result()  # the sender's process started and its imports done before the clock
+        with cpu.over() as figures["cpu"]["baseline"]:
+            figures["baseline"] = ask_answers(bots, fake, asks, for_seconds(baseline_seconds))
+        with cpu.over() as figures["cpu"]["load"]:
             sending = pool.submit(send_load, leader.url, planned, RATE, seconds)
             figures["load"] = ask_answers(bots, fake, asks, sending.done)
             taken, posted = sending.result()
-        figures["load_average"]["load"] = os.getloadavg()[0]
         ended = time.perf_counter()
         last = max((p["slot"] for p in posted if p["status"] == 202 and not p["redelivery"]), default=0)
         last_id, _, last_body = planned[last]
@@ -199,8 +212,8 @@ def measure(catalog: Catalog, db: str, scratch: Path, seconds: float) -> dict[st
             "leader": shown_after(leader, fake, last_service, last_id, ended),
             "follower": shown_after(follower, fake, last_service, last_id, ended),
         }
-        figures["settled"] = ask_answers(bots, fake, asks, for_seconds(baseline_seconds))
-        figures["load_average"]["settled"] = os.getloadavg()[0]
+        with cpu.over() as figures["cpu"]["settled"]:
+            figures["settled"] = ask_answers(bots, fake, asks, for_seconds(min(SETTLED_SECONDS, seconds)))
     figures["rate"] = {"planned": RATE, "posts": len(posted), "planned_posts": len(planned), "seconds": round(taken, 2),
                        "achieved": round(len(posted) / taken, 1),
                        "post_latency": summary_ms([p["latency"] for p in posted])}  # fmt: skip
@@ -223,7 +236,10 @@ def report(name: str, f: dict[str, Any]) -> None:
           f"{s['redeliveries']} redeliveries, {s['redeliveries_answered_repeated']} answered repeated")  # fmt: skip
     shown = f["last_deploy_shown_s"]
     print(f"{name:>13} last deploy shown {shown['leader']:.2f} s (leader), {shown['follower']:.2f} s (follower) "
-          f"after the load; load average {f['load_average']}")  # fmt: skip
+          f"after the load")  # fmt: skip
+    for phase, shares in f["cpu"].items():
+        used = ", ".join(f"{group} {share:.0%}" for group, share in shares.items())
+        print(f"{name:>13} CPU, {phase}, of one core ({os.cpu_count()} here): {used}")
     heads = f"{'baseline p50/p99':>17} {'load p50/p99':>15} {'p99 ratio':>9} {'settled p50/p99':>16}"
     print(f"{name:>13} {'answer, ms':<24} {heads}")
     for key, base in f["baseline"].items():

@@ -6,7 +6,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -105,3 +105,47 @@ class WorkerPeak:
         self.worker_mb = max([self.worker_mb, *(status_mb("VmHWM", pid) for pid in children)])
         tree = status_mb("VmRSS") + sum(status_mb("VmRSS", pid) for pid in children)
         self.tree_mb = max(self.tree_mb, tree)
+
+
+def cpu_seconds(pids: Iterable[int]) -> float:
+    """CPU seconds (user and system, their reaped children's too) the processes have used so far;
+    a process gone counts nothing."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+class CpuUse:
+    """The CPU each group of processes uses over a `with cpu.over() as shares:` block: `shares`
+    is filled, on leaving it, with each group's CPU seconds per second (1.0 is one core busy)."""
+
+    def __init__(self, groups: Mapping[str, Callable[[], Iterable[int]]]) -> None:
+        self._groups = dict(groups)  # name -> its pids, asked again at each end (backends come and go)
+
+    @contextmanager
+    def over(self) -> Iterator[dict[str, float]]:
+        shares: dict[str, float] = {}
+        used = {name: cpu_seconds(pids()) for name, pids in self._groups.items()}
+        began = time.perf_counter()
+        yield shares
+        elapsed = time.perf_counter() - began
+        for name, pids in self._groups.items():
+            shares[name] = round((cpu_seconds(pids()) - used[name]) / elapsed, 2)
+
+
+def named(command: str) -> list[int]:
+    """Pids of the processes whose command name is `command` (PostgreSQL's server and backends)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if Path(f"/proc/{entry}/comm").read_text().strip() == command:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
