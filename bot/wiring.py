@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import weakref
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -100,17 +101,24 @@ def model(settings: Settings) -> tuple[Explainer, QuestionReader] | None:
     return build_model(settings)
 
 
-def prepare_to_serve(snapshot: Snapshot) -> None:
-    """The process's policy for a new snapshot, before it serves: build every index answers use
-    (no one's first query after a sync pays for them), then take the graph out of the collector."""
-    warm(snapshot)
-    # The collector's full passes walked every object of the graph, millions at 100k entities:
-    # 1-2 s with every thread stopped, at moments no one chose (often the first query after a
-    # restart). Frozen, the graph is skipped by those passes. It is still freed when replaced:
-    # a snapshot holds no reference cycles, so reference counting frees it, frozen or not.
-    gc.freeze()
-
-
 def snapshot_ref() -> SnapshotRef:
-    """The swap cell an entry point serves from: each snapshot swapped in is prepared first."""
+    """The swap cell an entry point serves from. Each snapshot swapped in is prepared first: every
+    index answers use is built (no one's first query after a sync pays for them), and a new graph
+    is taken out of the collector."""
+    last: list[weakref.ref[Snapshot]] = []  # the snapshot prepared last (a weak reference: never kept alive)
+
+    def prepare_to_serve(snapshot: Snapshot) -> None:
+        warm(snapshot)
+        # The collector's full passes walked every object of the graph, millions at 100k entities:
+        # 1-2 s with every thread stopped, at moments no one chose (often the first query after a
+        # restart). Frozen, the graph is skipped by those passes. It is still freed when replaced:
+        # a snapshot holds no reference cycles, so reference counting frees it, frozen or not.
+        # Only a new graph is frozen: a deploy delta or new marks share the frozen one's entities,
+        # and freezing at each of them (ten a second under pushes) would also freeze whatever
+        # garbage cycles were alive that moment, out of the collector's reach for good.
+        previous = last[0]() if last else None
+        if previous is None or snapshot.entities is not previous.entities:
+            gc.freeze()
+        last[:] = [weakref.ref(snapshot)]
+
     return SnapshotRef(prepare=prepare_to_serve)

@@ -11,9 +11,11 @@ from datetime import UTC, datetime
 from bot.wiring import snapshot_ref
 from graph.blast import blast_radius
 from graph.compiled import walk_index
+from graph.deploy_delta import with_deploys
 from graph.networkx_view import networkx_view
 from graph.questions.ask import ask
 from graph.suspects import suspects
+from tests.graph.builders import deploy
 from tests.graph.shop import c, shop
 
 
@@ -36,6 +38,35 @@ def test_a_replaced_snapshot_is_freed_without_the_cycle_collector() -> None:
         ref.swap(shop())
         assert freed() is None
         assert index() is None
+    finally:
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()
+
+
+class Cycle:
+    """Garbage only the cycle collector frees: it refers to itself."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_deploy_delta_swapped_in_freezes_nothing_new_so_cycles_alive_then_are_still_collected() -> None:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        ref = snapshot_ref()
+        first = shop()
+        ref.swap(first)  # a new graph: frozen
+        alive_at_the_delta = Cycle()  # e.g. a request's objects, in flight when a push's delta swaps in
+        later = with_deploys(first, added=[deploy("d-1", "checkout", "2026-01-01T00:00:00Z")],
+                             built_at=datetime(2026, 1, 1, tzinfo=UTC))  # fmt: skip
+        assert later is not None and later.entities is first.entities
+        ref.swap(later)
+        gone = weakref.ref(alive_at_the_delta)
+        del alive_at_the_delta
+        gc.collect()
+        assert gone() is None
     finally:
         gc.unfreeze()
         if was_enabled:
