@@ -40,7 +40,7 @@ import httpx
 from sqlalchemy import create_engine, select
 
 from bench.generate import OUT, Catalog
-from bench.measure import CpuUse, named, summary_ms
+from bench.measure import CpuUse, named, status_mb, summary_ms
 from bench.replicas import shown_after, synced_scenarios, two_replicas
 from bench.sync_bench import scenario_names
 from sync.push import ENDPOINTS
@@ -200,10 +200,13 @@ def measure(catalog: Catalog, db: str, scratch: Path, seconds: float) -> dict[st
         baseline_seconds = min(BASELINE_SECONDS, seconds)
         with cpu.over() as figures["cpu"]["baseline"]:
             figures["baseline"] = ask_answers(bots, fake, asks, for_seconds(baseline_seconds))
+        rss = lambda: {r: round(status_mb("VmRSS", b.proc.pid)) for r, b in bots.items()}  # noqa: E731
+        figures["rss_mb"] = {"baseline": rss()}
         with cpu.over() as figures["cpu"]["load"]:
             sending = pool.submit(send_load, leader.url, planned, RATE, seconds)
             figures["load"] = ask_answers(bots, fake, asks, sending.done)
             taken, posted = sending.result()
+        figures["rss_mb"]["load"] = rss()
         ended = time.perf_counter()
         last = max((p["slot"] for p in posted if p["status"] == 202 and not p["redelivery"]), default=0)
         last_id, _, last_body = planned[last]
@@ -214,6 +217,7 @@ def measure(catalog: Catalog, db: str, scratch: Path, seconds: float) -> dict[st
         }
         with cpu.over() as figures["cpu"]["settled"]:
             figures["settled"] = ask_answers(bots, fake, asks, for_seconds(min(SETTLED_SECONDS, seconds)))
+        figures["rss_mb"]["settled"] = rss()
     figures["rate"] = {"planned": RATE, "posts": len(posted), "planned_posts": len(planned), "seconds": round(taken, 2),
                        "achieved": round(len(posted) / taken, 1),
                        "post_latency": summary_ms([p["latency"] for p in posted])}  # fmt: skip
@@ -240,6 +244,7 @@ def report(name: str, f: dict[str, Any]) -> None:
     shown = f["last_deploy_shown_s"]
     print(f"{name:>13} last deploy shown {shown['leader']:.2f} s (leader), {shown['follower']:.2f} s (follower) "
           f"after the load")  # fmt: skip
+    print(f"{name:>13} RSS MB after each phase: {f['rss_mb']}")
     for phase, shares in f["cpu"].items():
         used = ", ".join(f"{group} {share:.0%}" for group, share in shares.items())
         print(f"{name:>13} CPU, {phase}, of one core ({os.cpu_count()} here): {used}")
