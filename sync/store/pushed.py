@@ -51,14 +51,6 @@ class Delivery:
     delivery: str = ""  # its delivery id, when the sender gives one
 
 
-def store_pushed(
-    store: Store, source: str, deploys: Sequence[Deploy], *, at: datetime, delivery: str = "", replica: str = ""
-) -> Stored:
-    """Store the deploys of one delivery not stored before, claim them, and move the graph version."""
-    [stored] = store_deliveries(store, source, [Delivery(tuple(deploys), at, delivery)], replica=replica)
-    return stored
-
-
 def store_deliveries(store: Store, source: str, deliveries: Sequence[Delivery], *, replica: str = "") -> list[Stored]:
     """Several deliveries of one source in one transaction and one version step (those that came in
     while the last one was stored); each gets its own answer, as if stored alone in that order."""

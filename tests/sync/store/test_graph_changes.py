@@ -15,7 +15,7 @@ from sync.store.database import HEAD, MIGRATIONS, make_engine, migrate
 from sync.store.fact_codec import encode_rows
 from sync.store.fact_store import Store
 from sync.store.graph_changes import ChangedDeploys, changed_deploys
-from sync.store.pushed import Delivery, store_deliveries, store_pushed
+from sync.store.pushed import Delivery, Stored, store_deliveries
 
 T0 = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
 FEED, CAT, PUSH = "deploys:feed", "catalog:cat", "webhook:deploys"
@@ -24,6 +24,12 @@ FEED, CAT, PUSH = "deploys:feed", "catalog:cat", "webhook:deploys"
 def deploy(source: str, number: int) -> Deploy:
     at = T0 + timedelta(minutes=number)
     return Deploy(f"d{number}", "auth", at, Citation(source, f"{source}:{number}", origin=f"deploy:d{number}"))
+
+
+def store_pushed(store: Store, source: str, deploys: list[Deploy], *, at: datetime, delivery: str = "") -> Stored:
+    """One delivery alone: a batch of one."""
+    [stored] = store_deliveries(store, source, [Delivery(tuple(deploys), at, delivery)])
+    return stored
 
 
 def entity(name: str) -> Entity:
