@@ -61,6 +61,7 @@ SERVICES = 5000  # svc-1 .. svc-5000 take the deploys (layered-10k has 7,700 ser
 # background work (each blast radius's full-text file and picture, ~90 ms of CPU) kept each
 # replica ~80% busy before any deploy came, and the probe measured mostly itself.
 ASK_EVERY = 0.25
+SENDER_SETUP = 3.0  # seconds the sender has to build its clients before its first slot, off the clock
 SOURCE = ENDPOINTS["deploys"][0]
 
 Posted = dict[str, Any]  # one POST: slot, id, redelivery, status, stored, repeated, latency
@@ -88,7 +89,7 @@ def plan(seconds: float, rate: float, seed: int) -> list[tuple[str, bool, bytes]
 
 
 def send_load(
-    url: str, planned: list[tuple[str, bool, bytes]], rate: float, seconds: float
+    url: str, planned: list[tuple[str, bool, bytes]], rate: float, seconds: float, start_at: float
 ) -> tuple[float, list[Posted]]:
     """POST each planned event at its slot's time (slot / rate after the start) from SENDERS threads;
     a thread behind schedule posts at once, and none starts a POST after `seconds`: a leader that
@@ -97,10 +98,16 @@ def send_load(
     slots = iter(range(len(planned)))
     taking = threading.Lock()
     posted: list[Posted] = []
-    began = time.monotonic()
+    # The first slot is due at `start_at` (time.time()), once every thread holds its client: building
+    # 32 of them takes most of a second of CPU, which inside the load slowed the answers measured and
+    # sent the slots due meanwhile together, a burst of ~45 POSTs.
+    ready = threading.Barrier(SENDERS + 1)
+    began = 0.0
 
     def sender() -> None:
         with httpx.Client(timeout=30, limits=httpx.Limits(max_keepalive_connections=0)) as http:
+            ready.wait()  # every client built
+            ready.wait()  # `began` set
             while True:
                 with taking:
                     slot = next(slots, None)
@@ -120,6 +127,10 @@ def send_load(
     threads = [threading.Thread(target=sender) for _ in range(SENDERS)]
     for thread in threads:
         thread.start()
+    ready.wait()
+    time.sleep(max(0.0, start_at - time.time()))
+    began = time.monotonic()
+    ready.wait()
     for thread in threads:
         thread.join()
     return time.monotonic() - began, posted
@@ -202,8 +213,10 @@ def measure(catalog: Catalog, db: str, scratch: Path, seconds: float) -> dict[st
             figures["baseline"] = ask_answers(bots, fake, asks, for_seconds(baseline_seconds))
         rss = lambda: {r: round(status_mb("VmRSS", b.proc.pid)) for r, b in bots.items()}  # noqa: E731
         figures["rss_mb"] = {"baseline": rss()}
+        start_at = time.time() + SENDER_SETUP
+        sending = pool.submit(send_load, leader.url, planned, RATE, seconds, start_at)
+        time.sleep(max(0.0, start_at - time.time()))
         with cpu.over() as figures["cpu"]["load"]:
-            sending = pool.submit(send_load, leader.url, planned, RATE, seconds)
             figures["load"] = ask_answers(bots, fake, asks, sending.done)
             taken, posted = sending.result()
         figures["rss_mb"]["load"] = rss()
