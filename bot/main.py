@@ -207,8 +207,10 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     watcher.start()
     registry = deps.metrics.registry
     slack = counted_while_handled(slack_http, deps.work_slots.arriving) if slack_http is not None else None
-    # Deploys pushed in: stored with their version step, then read back by the refresh as a delta.
-    intake = PushIntake(store, clock, refresh=service.catch_up, replica=replica_name())
+    # Deploys pushed in: stored with their version step, then read back as a delta. The watcher hears
+    # this replica's own steps too; a second follower of them would take every delta twice.
+    refresh = None if watcher.watching else service.catch_up
+    intake = PushIntake(store, clock, refresh=refresh, replica=replica_name())
     webhooks = build_deploy_webhooks(settings, intake)
     own_metrics = settings.metrics_port is not None
     wsgi = build_wsgi(

@@ -78,12 +78,13 @@ class PushIntake:
         store: Store,
         clock: Clock,
         *,
-        refresh: Callable[[], None],
+        refresh: Callable[[], None] | None,
         replica: str = "",
     ) -> None:
-        """`refresh` runs in the background after each delivery that stored something."""
+        """`refresh` runs in the background after each delivery that stored something; None when
+        something else already follows every version move (the version watcher)."""
         self._store, self._clock, self._replica = store, clock, replica
-        self._worker = RefreshWorker(refresh)
+        self._worker = RefreshWorker(refresh) if refresh is not None else None
         # Per push source: a burst of deliveries is stored a transaction and a version step at a time.
         self._writers = {source: GroupCommit(self._writer_for(source)) for source, _ in ENDPOINTS.values()}
 
@@ -112,7 +113,8 @@ class PushIntake:
         stored: Stored = self._writers[source].submit(Delivery(facts.deploys, at, delivery))
         if stored.added:
             log.info("stored %d pushed deploys from %s (graph version %s)", len(stored.added), label, stored.version)
-            self._worker.poke()
+            if self._worker is not None:
+                self._worker.poke()
         return PushOutcome(stored.added, stored.repeated, (), warnings, stored.version)
 
     def refuse(self, endpoint: str, why: str) -> None:
@@ -123,7 +125,8 @@ class PushIntake:
             log.exception("recording a refused delivery of %s failed", source)
 
     def close(self) -> None:
-        self._worker.close()
+        if self._worker is not None:
+            self._worker.close()
 
 
 def _field_first(problem: Problem) -> str:

@@ -147,8 +147,9 @@ class SyncService:
         finally:
             self._lock.release()
 
-    def _follow_locked(self) -> None:
-        version = self.store.graph_version()
+    def _follow_locked(self, version: int | None = None) -> None:
+        """`version`: the graph version just read, when the caller has it (one query, not two)."""
+        version = self.store.graph_version() if version is None else version
         current = self.ref.current()
         if current is not None and current.version == version != self._seen_version:
             self._seen_version = version  # already built from this version (a sync or a catch-up did)
@@ -170,8 +171,9 @@ class SyncService:
         """The graph version moved (announced, or seen by the short poll): follow it now. Waits
         for a rebuild under way, then does nothing when that rebuild already caught up."""
         with self._lock:
-            if self.ref.current() is None or self.store.graph_version() != self._seen_version:
-                self._follow_locked()
+            version = self.store.graph_version()
+            if self.ref.current() is None or version != self._seen_version:
+                self._follow_locked(version)
 
     def catch_up(self) -> None:
         """Bring the snapshot to the graph version now (a pushed deploy stored on this replica): the

@@ -54,6 +54,11 @@ class VersionWatcher:
         self._thread = threading.Thread(target=target, name="version-watch", daemon=True)
         self._thread.start()
 
+    @property
+    def watching(self) -> bool:
+        """Whether a thread follows every version move, this process's own included."""
+        return self._thread is not None
+
     def stop(self) -> None:
         self._stopping.set()
         if self._thread is not None:

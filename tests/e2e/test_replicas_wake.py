@@ -49,6 +49,7 @@ def test_two_replicas_on_postgresql_a_push_to_one_is_answered_by_the_other_at_on
     assert LISTENING in two.output()
     assert github(one, raw(deployment_status(6001)), delivery="w-1").json()["stored"] == ["gh-6001"]
     suspects_until(two, fake_slack, "gh-6001", timeout=WAIT)
+    suspects_until(one, fake_slack, "gh-6001", timeout=WAIT)  # its own push: heard by its own watch too
     assert stored(postgres_url, "webhook:github") == 1
     assert "Traceback" not in two.output()
 
@@ -61,6 +62,7 @@ def test_two_processes_on_one_sqlite_file_a_push_to_one_is_answered_by_the_other
     wait_for(lambda: "synced:" in two.output(), "the second process's first sync")  # both lead on SQLite
     assert github(one, raw(deployment_status(6002)), delivery="w-2").json()["stored"] == ["gh-6002"]
     suspects_until(two, fake_slack, "gh-6002", timeout=WAIT)
+    suspects_until(one, fake_slack, "gh-6002", timeout=WAIT)
     assert "Traceback" not in two.output()
 
 
