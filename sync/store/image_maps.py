@@ -18,6 +18,7 @@ from typing import Any
 
 from graph.edges import EdgeFacts
 from graph.snapshot import Snapshot
+from sync.collector import keep_for_good
 from sync.store.image_pickling import ImagePickler
 
 CHUNK = 128  # keys pickled together: their classes and shared strings named once, not per key
@@ -52,6 +53,7 @@ class PickledValues(Mapping[str, Any]):
         keep = self._decoded.setdefault
         for k, v in values.items():
             keep(k, v)
+        keep_for_good()  # part of the graph from now on, as the rest of it is
         return self._decoded[key]
 
     def __contains__(self, key: object) -> bool:
