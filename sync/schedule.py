@@ -71,7 +71,8 @@ class SyncService:
         return [s.name for s in self.specs]
 
     def load(self) -> Snapshot | None:
-        """At start, before any sync: serve the last stored graph at once."""
+        """At start, before any sync: serve the last stored graph at once. Its size is reported
+        by `report_size`, once the server answers (the retired-edge count is 0.3 s at 100k)."""
         with self._lock:
             self._seen_version = self.store.graph_version()
             if self.images is not None:
@@ -80,9 +81,13 @@ class SyncService:
                 update = bring_up(self.store, None, self._seen_version, self.names or None, self.clock)
             if update.snapshot is not None:
                 self.ref.swap(update.snapshot)
-                self._report_size(update.snapshot)
                 self._updated(update)
             return update.snapshot
+
+    def report_size(self) -> None:
+        """The served graph's size gauges (the scheduler's first job, after `load`)."""
+        if (snapshot := self.ref.current()) is not None:
+            self._report_size(snapshot)
 
     def tick(self) -> SyncReport | None:
         if not self.leadership.try_lead():
@@ -220,6 +225,7 @@ def start_scheduler(service: SyncService) -> BackgroundScheduler:
     """Sync every interval (jittered, never overlapping, missed runs coalesced) and follow the version."""
     s = service.settings
     scheduler = BackgroundScheduler(timezone=UTC)
+    scheduler.add_job(service.report_size, id="graph-size")  # once, now: off the start's path to the first answer
     first = service.clock() + timedelta(seconds=random.uniform(0, min(5.0, s.interval / 10)))
     scheduler.add_job(
         service.tick, "interval", seconds=s.interval, jitter=max(1, int(s.interval / 10)), id="graph-sync",

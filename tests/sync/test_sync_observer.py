@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 from graph.snapshot import SnapshotRef
 from sync.lag import LogNotifier
 from sync.leader import EmbeddedLeadership
-from sync.schedule import SyncService, SyncSettings
+from sync.schedule import SyncService, SyncSettings, start_scheduler
 from sync.sources.registry import SourceSpec
 from sync.store.fact_store import Store
 from tests.sync.test_refresh import Clock, write_docs
@@ -70,7 +71,27 @@ def test_graph_size_counts_entities_edges_and_retired_edges(store: Store, tmp_pa
     (folder / "users.md").unlink()  # its edge is retired, kept in the history with valid_to set
     sync.tick()
     assert [e for e in observer.events if e[0] == "graph"][-1] == ("graph", 2, 1, 1)
-    # A restart loads the stored graph and reports its size before any sync.
+    # A restart loads the stored graph, then reports its size, before any sync.
     restarted = RecordingObserver()
-    service(store, [docs], restarted).load()
-    assert restarted.events == [("graph", 2, 1, 1), ("update", "rebuild")]
+    again = service(store, [docs], restarted)
+    again.load()
+    assert restarted.events == [("update", "rebuild")]
+    again.report_size()
+    assert restarted.events == [("update", "rebuild"), ("graph", 2, 1, 1)]
+
+
+def test_the_scheduler_reports_the_loaded_graph_s_size_at_once(store: Store, tmp_path: Path) -> None:
+    docs = SourceSpec("docs", write_docs(tmp_path / "docs", "The auth service depends on the token cache."))
+    service(store, [docs], RecordingObserver()).tick()
+    observer = RecordingObserver()
+    restarted = service(store, [docs], observer)
+    restarted.load()
+    scheduler = start_scheduler(restarted)
+    try:
+        deadline = time.monotonic() + 10
+        while ("graph", 2, 1, 0) not in observer.events and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        scheduler.shutdown(wait=True)
+    # The scheduler's first sync finds the source unchanged and builds nothing: the size is its one-off job's.
+    assert [e for e in observer.events if e[0] == "graph"] == [("graph", 2, 1, 0)], observer.events
