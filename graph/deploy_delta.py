@@ -11,7 +11,6 @@ Then `with_deploys` returns None and the caller rebuilds.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -32,15 +31,17 @@ def with_deploys(
     version: int | None = None,
 ) -> Snapshot | None:
     """The snapshot after `retired` leave and `added` arrive; None when only a rebuild can say."""
-    counts = Counter(snapshot.deploy_ids)
+    # A plain copy, edited at the ids that change: a Counter's copy and `+counts` walked every id
+    # in Python (1.2 ms a delta at 6,000 deploys, growing with the feed's history).
+    counts = dict(snapshot.deploy_ids)
     for deploy in retired:
-        if counts[deploy.id] != 1:
+        if counts.get(deploy.id, 0) != 1:
             return None
-        counts[deploy.id] -= 1
+        del counts[deploy.id]
     for deploy in added:
-        if counts[deploy.id] != 0:
+        if deploy.id in counts:
             return None
-        counts[deploy.id] += 1
+        counts[deploy.id] = 1
     targets = snapshot_deploy_targets(snapshot)
     changed: dict[str, dict[str, Deploy]] = {}
     unresolved = list(snapshot.hygiene.unresolved_deploys)
@@ -75,7 +76,7 @@ def with_deploys(
         built_at=built_at,
         marks=MappingProxyType(dict(snapshot.marks if marks is None else marks)),
         hygiene=replace(snapshot.hygiene, unresolved_deploys=tuple(sorted(unresolved, key=problem_order))),
-        deploy_ids=MappingProxyType(+counts),
+        deploy_ids=MappingProxyType(counts),
         version=snapshot.version if version is None else version,
     )
     object.__setattr__(fresh, "derived", snapshot.derived)  # the catalog's indexes: not rebuilt
