@@ -120,9 +120,19 @@ def cpu_seconds(pids: Iterable[int]) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def machine_seconds() -> tuple[float, float]:
+    """(busy, stolen) CPU seconds of the whole machine so far, every core (/proc/stat): stolen is
+    the time a virtual machine's cores waited for the host, which slows everything run meanwhile."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    tick = os.sysconf("SC_CLK_TCK")
+    return (user + nice + system + irq + softirq) / tick, steal / tick
+
+
 class CpuUse:
     """The CPU each group of processes uses over a `with cpu.over() as shares:` block: `shares`
-    is filled, on leaving it, with each group's CPU seconds per second (1.0 is one core busy)."""
+    is filled, on leaving it, with each group's CPU seconds per second (1.0 is one core busy),
+    and the whole machine's: `machine` busy, `stolen` by the host (a noisy neighbour's share)."""
 
     def __init__(self, groups: Mapping[str, Callable[[], Iterable[int]]]) -> None:
         self._groups = dict(groups)  # name -> its pids, asked again at each end (backends come and go)
@@ -131,11 +141,15 @@ class CpuUse:
     def over(self) -> Iterator[dict[str, float]]:
         shares: dict[str, float] = {}
         used = {name: cpu_seconds(pids()) for name, pids in self._groups.items()}
+        busy, stolen = machine_seconds()
         began = time.perf_counter()
         yield shares
         elapsed = time.perf_counter() - began
         for name, pids in self._groups.items():
             shares[name] = round((cpu_seconds(pids()) - used[name]) / elapsed, 2)
+        busy_now, stolen_now = machine_seconds()
+        shares["machine"] = round((busy_now - busy) / elapsed, 2)
+        shares["stolen"] = round((stolen_now - stolen) / elapsed, 2)
 
 
 def named(command: str) -> list[int]:
