@@ -53,13 +53,13 @@ def formats(db: str) -> dict[str, Any]:
     edges deferred, `sync.store.image_maps`) and with every object pickled whole, protocol 4 (the
     derived indexes included). A load of the image defers the entities' and edges' objects to their
     first read."""
-    from bot.wiring import clock, open_store, prepare_to_serve
+    from bot.wiring import clock, open_store, snapshot_ref
     from sync.refresh import load_snapshot
     from sync.store.snapshot_image import dumps, loads
 
     snapshot = load_snapshot(open_store(db), clock)
     assert snapshot is not None
-    prepare_to_serve(snapshot)
+    snapshot_ref().swap(snapshot)  # warmed and frozen, as serve swaps it in
     found: dict[str, Any] = {}
     for label, write in (("image (deferred)", dumps), ("whole, protocol 4", _protocol_4)):
         began = time.perf_counter()
