@@ -26,6 +26,7 @@ from sync.schedule import SyncService, SyncSettings
 from sync.snapshot_images import SnapshotImages
 from sync.sources.registry import SourceSpec
 from sync.store.fact_store import Store
+from sync.store.snapshot_image import image_key
 from tests.sync.test_refresh import T0, Clock, write_docs
 
 AUTH, CACHE = "component:default/auth-service", "component:default/token-cache"
@@ -196,3 +197,75 @@ def test_a_stale_image_is_brought_up_by_the_deploy_delta_since_it(
     again.load()
     last.wait()  # its new image written before the database goes
     assert seen.hows == ["rebuild"]
+
+
+def push(store: Store, clock: Clock, *ids: str) -> None:
+    """Each id its own delivery, so its own version step; no replica is refreshed by it."""
+    intake = PushIntake(store, clock, refresh=None)
+    intake.open("deploys")
+    try:
+        for deploy_id in ids:
+            event = {"id": deploy_id, "service": "token cache", "deployed_at": clock().isoformat()}
+            assert intake.accept("deploys", json.dumps(event)).stored == (deploy_id,)
+    finally:
+        intake.close()
+
+
+def image_version(path: Path) -> object:
+    found = image_key(path)
+    return None if found is None else found.get("graph_version")
+
+
+def test_an_image_far_behind_is_written_again_after_a_delta_and_a_restart_needs_no_delta(
+    setup, store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    # Pushes step the graph with every delivery; a catalog that never changes never rebuilds it,
+    # so its first image would fall MAX_STEPS behind and every restart rebuild (10 s at 100k).
+    _, _, _, _, _, specs, clock = setup
+    path = tmp_path / "graph.snapshot"
+    images = SnapshotImages(store, path, clock, "the test database", refresh=(3, 0.0, 0.0))
+    serving, _ = replica(store, specs, clock, leads=False, images=images)
+    serving.load()
+    images.wait()
+    first = image_version(path)
+    assert first == store.graph_version()
+    push(store, clock, "ci-1", "ci-2")
+    serving.wake()  # two steps behind: the image stays
+    images.wait()
+    assert image_version(path) == first and current(serving).version == store.graph_version()
+    push(store, clock, "ci-3")
+    serving.wake()  # three: written again
+    images.wait()
+    assert image_version(path) == store.graph_version() == first + 3  # type: ignore[operator]
+    caplog.set_level(logging.INFO)
+    restarted, seen = replica(
+        store, specs, clock, leads=False, images=SnapshotImages(store, path, clock, "the test database")
+    )
+    restarted.load()
+    assert seen.hows == ["image"] and not any("and a delta" in r.getMessage() for r in caplog.records)
+    fresh = load_snapshot(store, clock, [s.name for s in specs])
+    assert fresh is not None and answers(current(restarted)) == answers(fresh) and "ci-3" in fresh.deploy_ids
+
+
+def test_an_image_of_a_version_the_pushes_moved_past_is_still_written_and_brought_up(
+    setup, store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    # Under pushes the version moves within milliseconds of a build: its image, keyed by when the
+    # graph moved to its version, is written anyway and a start takes the deploy delta since.
+    _, _, _, _, _, specs, clock = setup
+    names = [s.name for s in specs]
+    built = load_snapshot(store, clock, names)
+    assert built is not None
+    push(store, clock, "ci-9")
+    path = tmp_path / "graph.snapshot"
+    images = SnapshotImages(store, path, clock, "the test database")
+    images.keep(built, names, built.version)
+    images.wait()
+    assert image_version(path) == built.version == store.graph_version() - 1
+    caplog.set_level(logging.INFO)
+    restarted, seen = replica(
+        store, specs, clock, leads=False, images=SnapshotImages(store, path, clock, "the test database")
+    )
+    restarted.load()
+    assert seen.hows == ["image"] and any("and a delta" in r.getMessage() for r in caplog.records)
+    assert "ci-9" in current(restarted).deploy_ids and current(restarted).version == store.graph_version()
