@@ -7,8 +7,7 @@ logged. An image of an older version of this same graph (the store's record of t
 has the moment in its key) is loaded and brought up by the deploy delta since, when every step
 since changed deploys alone; else rebuilt. Source marks are never taken from the image: they move
 without the graph, so a loaded image gets the stored ones. Pushes step the graph without rebuilding
-it, so after a delta an image REFRESH_STEPS behind is written again (not more often than REFRESH_GAP,
-nor than WRITE_SHARE times the last such write took).
+it, so after a delta an image REFRESH_STEPS behind is written again (at most once per REFRESH_GAP).
 """
 
 from __future__ import annotations
@@ -50,8 +49,8 @@ log = logging.getLogger(__name__)
 # every step since its image, and past MAX_STEPS rebuilds from every fact (10 s at 100k). Pushes make
 # a step per delivery, so a graph whose catalog never changes would otherwise keep its first image.
 REFRESH_STEPS = MAX_STEPS // 4
-REFRESH_GAP = 60.0  # seconds: the least time between two such writes of one process
-WRITE_SHARE = 20  # and at least 20 times the last one took: such writes take at most 5% of a core
+REFRESH_GAP = 600.0  # seconds: at most one such write per process (at 100k a built graph's is 4 s of CPU)
+CHECK_GAP = 30.0  # seconds between looks at the image on disk while it is recent enough
 
 
 @functools.cache
@@ -75,13 +74,11 @@ class SnapshotImages:
         clock: Clock,
         database: str,
         *,
-        refresh: tuple[int, float, float] = (REFRESH_STEPS, REFRESH_GAP, WRITE_SHARE),
+        refresh: tuple[int, float, float] = (REFRESH_STEPS, REFRESH_GAP, CHECK_GAP),
     ) -> None:
         self.store, self.path, self.clock = store, path, clock
-        self._refresh_steps, self._refresh_gap, self._write_share = refresh
-        self._known: int | None = None  # the version of the image last loaded, written or seen on disk
-        self._refreshed: float | None = None  # time.monotonic() of the last refresh write started
-        self._write_seconds = 0.0  # how long the last image write took
+        self._refresh_steps, self._refresh_gap, self._check_gap = refresh
+        self._next_look = 0.0  # time.monotonic() before which `keep_if_behind` does not look
         self.database = hashlib.sha256(database.encode()).hexdigest()[:16]
         self._pending: tuple[Snapshot, tuple[str, ...], int] | None = None
         self._lock = threading.Lock()
@@ -110,7 +107,6 @@ class SnapshotImages:
         else:
             log.info("loaded graph version %s from its image %s in %.2f s", version, self.path,
                      time.perf_counter() - began)  # fmt: skip
-            self._known = version
             return Update(snapshot.with_marks(self._marks(names)), IMAGE, time.perf_counter() - began)
         built = load_snapshot(self.store, self.clock, names)
         if built is not None:
@@ -147,7 +143,6 @@ class SnapshotImages:
             return None
         log.info("loaded graph version %s from the image of version %s %s and a delta in %.2f s", version, then,
                  self.path, time.perf_counter() - began)  # fmt: skip
-        self._known = then
         return Update(
             delta.snapshot, IMAGE, time.perf_counter() - began, f"an image of version {then}, {delta.summary}"
         )
@@ -169,25 +164,19 @@ class SnapshotImages:
     def keep_if_behind(self, snapshot: Snapshot, names: Sequence[str] | None, version: int) -> bool:
         """After a delta: write `snapshot` as the image when the one on disk is `REFRESH_STEPS` or
         more behind `version`, or is not this graph's; whether a write was started."""
-        if self._known is not None and version - self._known < self._refresh_steps:
-            return False  # the usual case: no file read, nothing written
-        if self._writer is not None and self._writer.is_alive():
-            return False  # an image is being written (a start's, say): it decides
         now = time.monotonic()
-        if self._refreshed is not None and now - self._refreshed < max(
-            self._refresh_gap, self._write_share * self._write_seconds
-        ):
-            return False
+        if now < self._next_look or (self._writer is not None and self._writer.is_alive()):
+            return False  # looked lately, or an image is being written (a start's, say): it decides
+        self._next_look = now + self._check_gap
         found = image_key(self.path)
         then = found.get("graph_version") if found is not None else None
         if found is None or not isinstance(then, int) or not self._same_graph(found, names):
             why = "not of this graph"
         elif version - then < self._refresh_steps:
-            self._known = then  # another replica wrote it lately
             return False
         else:
             why = f"{version - then} steps behind"
-        self._refreshed = now
+        self._next_look = now + self._refresh_gap
         log.info("snapshot image %s is %s: writing graph version %s", self.path, why, version)
         self.keep(snapshot, names, version)
         return True
@@ -227,13 +216,12 @@ class SnapshotImages:
                     return  # a version this database has no record of: a start could never trust it
             key = self.key(names, version, moved)
             if key == self._kept or holds(self.path, key):
-                self._kept, self._known = key, version
+                self._kept = key
                 return  # written already, by this process or another replica
             for leftover in stale_temporaries(self.path):
                 leftover.unlink(missing_ok=True)  # a writer killed mid-write; we hold the lock, so none is live
             began = time.perf_counter()
             write_image(self.path, key, snapshot)
-            self._kept, self._known = key, version
-            self._write_seconds = time.perf_counter() - began
+            self._kept = key
             log.info("wrote the image of graph version %s to %s in %.2f s", version, self.path,
-                     self._write_seconds)  # fmt: skip
+                     time.perf_counter() - began)  # fmt: skip

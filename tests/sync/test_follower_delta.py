@@ -223,7 +223,7 @@ def test_an_image_far_behind_is_written_again_after_a_delta_and_a_restart_needs_
     # so its first image would fall MAX_STEPS behind and every restart rebuild (10 s at 100k).
     _, _, _, _, _, specs, clock = setup
     path = tmp_path / "graph.snapshot"
-    images = SnapshotImages(store, path, clock, "the test database", refresh=(3, 0.0, 0))
+    images = SnapshotImages(store, path, clock, "the test database", refresh=(3, 0.0, 0.0))
     serving, _ = replica(store, specs, clock, leads=False, images=images)
     serving.load()
     images.wait()
@@ -269,32 +269,3 @@ def test_an_image_of_a_version_the_pushes_moved_past_is_still_written_and_brough
     restarted.load()
     assert seen.hows == ["image"] and any("and a delta" in r.getMessage() for r in caplog.records)
     assert "ci-9" in current(restarted).deploy_ids and current(restarted).version == store.graph_version()
-
-
-def test_refresh_writes_are_spaced_and_one_replica_s_fresh_image_spares_the_others(
-    setup, store: Store, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
-    _, _, _, _, _, specs, clock = setup
-    path = tmp_path / "graph.snapshot"
-    one = SnapshotImages(store, path, clock, "the test database", refresh=(2, 3600.0, 0))
-    two = SnapshotImages(store, path, clock, "the test database", refresh=(2, 3600.0, 0))
-    first, _ = replica(store, specs, clock, leads=False, images=one)
-    second, _ = replica(store, specs, clock, leads=False, images=two)
-    first.load()
-    one.wait()
-    second.load()  # from the image the first wrote
-    start = image_version(path)
-    push(store, clock, "ci-1", "ci-2")
-    first.wake()
-    one.wait()
-    assert image_version(path) == store.graph_version() == start + 2  # type: ignore[operator]
-    second.wake()  # as far behind its own load, but the image on disk is fresh: nothing written
-    two.wait()
-    assert image_version(path) == start + 2  # type: ignore[operator]
-    push(store, clock, "ci-3", "ci-4")
-    first.wake()  # two steps behind again, within the hour since its last refresh write
-    one.wait()
-    assert image_version(path) == start + 2 and current(first).version == start + 4  # type: ignore[operator]
-    second.wake()  # the other replica has written none yet: it may
-    two.wait()
-    assert image_version(path) == store.graph_version() == start + 4  # type: ignore[operator]
