@@ -164,9 +164,7 @@ class SyncService:
                 self.ref.swap(update.snapshot)
                 if update.how == REBUILD:
                     self._report_size(update.snapshot)
-                    self._keep(update.snapshot, version)
-                elif self.images is not None:  # a stale image takes deltas too, up to a point
-                    self.images.keep_if_behind(update.snapshot, self.names or None, version)
+                    self._keep(update.snapshot, version)  # a delta's image waits: a stale image takes deltas too
                 self._updated(update)
             self._seen_version = version
             return

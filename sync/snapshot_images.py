@@ -6,8 +6,7 @@ the code (`code_version`); anything else, or a broken file, is rebuilt from the 
 logged. An image of an older version of this same graph (the store's record of that version's step
 has the moment in its key) is loaded and brought up by the deploy delta since, when every step
 since changed deploys alone; else rebuilt. Source marks are never taken from the image: they move
-without the graph, so a loaded image gets the stored ones. Pushes step the graph without rebuilding
-it, so after a delta an image REFRESH_STEPS behind is written again (at most once per REFRESH_GAP).
+without the graph, so a loaded image gets the stored ones.
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ from sync.deltas import IMAGE, REBUILD, Update, deploy_delta
 from sync.refresh import Clock, load_snapshot
 from sync.store.database import HEAD
 from sync.store.fact_store import Store, in_graph, source_marks
-from sync.store.graph_changes import MAX_STEPS
 from sync.store.snapshot_image import (
     FORMAT,
     ImageRejected,
@@ -45,12 +43,6 @@ from sync.store.snapshot_image import (
 )
 
 log = logging.getLogger(__name__)
-# After a delta, an image this many steps behind is written again: a start reads the deploy rows of
-# every step since its image, and past MAX_STEPS rebuilds from every fact (10 s at 100k). Pushes make
-# a step per delivery, so a graph whose catalog never changes would otherwise keep its first image.
-REFRESH_STEPS = MAX_STEPS // 4
-REFRESH_GAP = 600.0  # seconds: at most one such write per process (at 100k a built graph's is 4 s of CPU)
-CHECK_GAP = 30.0  # seconds between looks at the image on disk while it is recent enough
 
 
 @functools.cache
@@ -64,21 +56,10 @@ def code_version() -> str:
 
 
 class SnapshotImages:
-    """The image of one database's graph at `path`; `load` at start, `keep` after every build,
-    `keep_if_behind` after every delta."""
+    """The image of one database's graph at `path`; `load` at start, `keep` after every build."""
 
-    def __init__(
-        self,
-        store: Store,
-        path: Path,
-        clock: Clock,
-        database: str,
-        *,
-        refresh: tuple[int, float, float] = (REFRESH_STEPS, REFRESH_GAP, CHECK_GAP),
-    ) -> None:
+    def __init__(self, store: Store, path: Path, clock: Clock, database: str) -> None:
         self.store, self.path, self.clock = store, path, clock
-        self._refresh_steps, self._refresh_gap, self._check_gap = refresh
-        self._next_look = 0.0  # time.monotonic() before which `keep_if_behind` does not look
         self.database = hashlib.sha256(database.encode()).hexdigest()[:16]
         self._pending: tuple[Snapshot, tuple[str, ...], int] | None = None
         self._lock = threading.Lock()
@@ -160,30 +141,6 @@ class SnapshotImages:
             if self._writer is None or not self._writer.is_alive():
                 self._writer = threading.Thread(target=self._write_pending, name="snapshot-image", daemon=True)
                 self._writer.start()
-
-    def keep_if_behind(self, snapshot: Snapshot, names: Sequence[str] | None, version: int) -> bool:
-        """After a delta: write `snapshot` as the image when the one on disk is `REFRESH_STEPS` or
-        more behind `version`, or is not this graph's; whether a write was started."""
-        now = time.monotonic()
-        if now < self._next_look or (self._writer is not None and self._writer.is_alive()):
-            return False  # looked lately, or an image is being written (a start's, say): it decides
-        self._next_look = now + self._check_gap
-        found = image_key(self.path)
-        then = found.get("graph_version") if found is not None else None
-        if found is None or not isinstance(then, int) or not self._same_graph(found, names):
-            why = "not of this graph"
-        elif version - then < self._refresh_steps:
-            return False
-        else:
-            why = f"{version - then} steps behind"
-        self._next_look = now + self._refresh_gap
-        log.info("snapshot image %s is %s: writing graph version %s", self.path, why, version)
-        self.keep(snapshot, names, version)
-        return True
-
-    def _same_graph(self, found: dict[str, Any], names: Sequence[str] | None) -> bool:
-        mine = self.key(names, 0, "")
-        return all(found.get(k) == mine[k] for k in ("database", "sources", "code"))
 
     def wait(self, timeout: float | None = None) -> None:
         """Until the image waiting (if any) is written: for a short-lived process before it exits."""

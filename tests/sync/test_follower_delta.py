@@ -216,37 +216,6 @@ def image_version(path: Path) -> object:
     return None if found is None else found.get("graph_version")
 
 
-def test_an_image_far_behind_is_written_again_after_a_delta_and_a_restart_needs_no_delta(
-    setup, store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:  # type: ignore[no-untyped-def]
-    # Pushes step the graph with every delivery; a catalog that never changes never rebuilds it,
-    # so its first image would fall MAX_STEPS behind and every restart rebuild (10 s at 100k).
-    _, _, _, _, _, specs, clock = setup
-    path = tmp_path / "graph.snapshot"
-    images = SnapshotImages(store, path, clock, "the test database", refresh=(3, 0.0, 0.0))
-    serving, _ = replica(store, specs, clock, leads=False, images=images)
-    serving.load()
-    images.wait()
-    first = image_version(path)
-    assert first == store.graph_version()
-    push(store, clock, "ci-1", "ci-2")
-    serving.wake()  # two steps behind: the image stays
-    images.wait()
-    assert image_version(path) == first and current(serving).version == store.graph_version()
-    push(store, clock, "ci-3")
-    serving.wake()  # three: written again
-    images.wait()
-    assert image_version(path) == store.graph_version() == first + 3  # type: ignore[operator]
-    caplog.set_level(logging.INFO)
-    restarted, seen = replica(
-        store, specs, clock, leads=False, images=SnapshotImages(store, path, clock, "the test database")
-    )
-    restarted.load()
-    assert seen.hows == ["image"] and not any("and a delta" in r.getMessage() for r in caplog.records)
-    fresh = load_snapshot(store, clock, [s.name for s in specs])
-    assert fresh is not None and answers(current(restarted)) == answers(fresh) and "ci-3" in fresh.deploy_ids
-
-
 def test_an_image_of_a_version_the_pushes_moved_past_is_still_written_and_brought_up(
     setup, store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:  # type: ignore[no-untyped-def]
