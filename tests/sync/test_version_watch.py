@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime
-
-import pytest
 
 from sync.push import PushIntake
 from sync.store.database import make_engine, migrate
@@ -16,14 +13,6 @@ from sync.store.fact_store import Store
 from sync.version_watch import VersionWatcher
 
 AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def store(database_url: str) -> Iterator[Store]:
-    engine = make_engine(database_url)
-    migrate(engine)
-    yield Store(engine)
-    engine.dispose()
 
 
 class Wakes:

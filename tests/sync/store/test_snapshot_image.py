@@ -30,6 +30,7 @@ from sync.store.fact_store import Store
 from sync.store.image_maps import EdgesInto, PickledValues
 from sync.store.image_pickling import ImagePickler
 from sync.store.snapshot_image import ImageRejected, dumps, read_image, write_image
+from tests.graph.test_snapshot_memory import Cycle
 
 ACME = Path(__file__).resolve().parents[3] / "examples" / "acme"
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
@@ -106,13 +107,6 @@ def test_entities_and_edges_stay_pickled_until_read(built: Snapshot, tmp_path: P
         for edge in edges:
             assert any(edge is other for other in loaded.out_edges[edge.src])
             assert edge.dst == dst
-
-
-class Cycle:
-    """Garbage only the cycle collector frees: it refers to itself."""
-
-    def __init__(self) -> None:
-        self.me = self
 
 
 def test_a_chunk_read_after_the_swap_is_frozen_with_the_rest_of_the_graph(built: Snapshot, tmp_path: Path) -> None:
