@@ -4,7 +4,6 @@ deploys, the follower learns of them from the version's NOTIFY and a delta read 
 
 from __future__ import annotations
 
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -12,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bench.generate import SCENARIOS, Catalog, ensure_catalog
-from bench.sync_bench import run_cli
+from bench.sync_bench import run_cli, scratch_folder
 from tests.e2e.conftest import SECRET, Bot, start_bot, stop
 from tests.e2e.test_slack_bot import text_of
 from tests.e2e.webhook_posts import DEPLOY_SECRET
@@ -25,12 +24,12 @@ TIMEOUT = 60.0
 def synced_scenarios(names: Sequence[str], prefix: str) -> Iterator[tuple[str, Catalog, str, Path]]:
     """(name, catalog, database URL, scratch folder) per scenario: its catalog synced into a fresh
     database of one throwaway PostgreSQL, which lives until the last is taken."""
-    with postgres_cluster() as admin_url, tempfile.TemporaryDirectory() as scratch:
+    with postgres_cluster() as admin_url, scratch_folder() as scratch:
         for number, name in enumerate(names):
             catalog = ensure_catalog(SCENARIOS[name])
             db = create_database(admin_url, f"{prefix}_{number}")
             run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
-            yield name, catalog, db, Path(scratch)
+            yield name, catalog, db, scratch
 
 
 @contextmanager

@@ -18,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,23 @@ from tests.fakes.postgres_server import create_database, postgres_cluster
 from tests.fakes.slack_api import slack_api
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def scratch_folder() -> Iterator[Path]:
+    """A throwaway folder that is also `$XDG_CACHE_HOME` until it goes: the snapshot images of the
+    run's PostgreSQL databases (written by every command and bot started meanwhile) are kept in it,
+    not left behind in the user's cache."""
+    before = os.environ.get("XDG_CACHE_HOME")
+    with tempfile.TemporaryDirectory() as scratch:
+        os.environ["XDG_CACHE_HOME"] = scratch
+        try:
+            yield Path(scratch)
+        finally:
+            if before is None:
+                os.environ.pop("XDG_CACHE_HOME", None)
+            else:
+                os.environ["XDG_CACHE_HOME"] = before
 
 
 def run_cli(*args: str) -> dict[str, float]:
@@ -87,13 +105,13 @@ def scenario_names(argv: Sequence[str] | None, doc: str) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> None:
     names = scenario_names(argv, __doc__ or "")
     results: dict[str, Any] = {}
-    with postgres_cluster() as admin_url, tempfile.TemporaryDirectory() as scratch:
+    with postgres_cluster() as admin_url, scratch_folder() as scratch:
         for number, name in enumerate(names):
             catalog = ensure_catalog(SCENARIOS[name])
-            sqlite = f"sqlite:///{Path(scratch) / f'{name}.db'}"
+            sqlite = f"sqlite:///{scratch / f'{name}.db'}"
             postgres = create_database(admin_url, f"bench_sync_{number}")
-            results[name] = {"sqlite": measure(catalog.folder, catalog.hub, sqlite, Path(scratch)),
-                             "postgresql": measure(catalog.folder, catalog.hub, postgres, Path(scratch))}  # fmt: skip
+            results[name] = {"sqlite": measure(catalog.folder, catalog.hub, sqlite, scratch),
+                             "postgresql": measure(catalog.folder, catalog.hub, postgres, scratch)}  # fmt: skip
             for db, steps in results[name].items():
                 for step, figures in steps.items():
                     extra = f"{figures['rss_mb']:7.0f} MB" if "rss_mb" in figures else (

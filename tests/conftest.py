@@ -20,6 +20,19 @@ _counter = itertools.count()
 _DOT = ensure_dot()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _image_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """PostgreSQL's snapshot images go to `$XDG_CACHE_HOME/oncall-graph`: the run's bots (and the
+    subprocesses they start) keep theirs in the run's temp folder, never in the user's cache."""
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
+
+
 def pytest_report_header() -> list[str]:
     """Which PostgreSQL and which `dot` this run tests against (CI: Debian's; a fresh machine: the wheels)."""
     return _tools()
