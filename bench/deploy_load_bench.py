@@ -15,7 +15,11 @@ phases of their own, each also measuring the CPU every process used:
   the catalog's; one POST in 20 repeats an earlier event, body and id. Then the store is counted:
   every id answered 202 stored exactly once, and a repeat stored nothing;
 - settled: the same answers again with no traffic, once the last deploy is shown on both replicas,
-  so that answers grown by the deploys they now list are told apart from answers slowed by the load.
+  so that answers grown by the deploys they now list are told apart from answers slowed by the load;
+- two controls, with no deploy traffic, while another process keeps part of a core busy in 10 ms
+  bursts: as much as the load added outside the bots (the sender, PostgreSQL, the harness), then as
+  much as the whole machine added. They show what CPU contention alone does to the answers' p99 on
+  this machine, where the sender and the database share the bots' cores.
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ SERVICES = 5000  # svc-1 .. svc-5000 take the deploys (layered-10k has 7,700 ser
 ASK_EVERY = 0.25
 SENDER_SETUP = 3.0  # seconds the sender has to build its clients before its first slot, off the clock
 SOURCE = ENDPOINTS["deploys"][0]
+PHASES = ("baseline", "load", "settled", "control_others", "control_machine")
+HOG_CYCLE = 0.01  # seconds: a control's other process works in bursts, as the sender and PostgreSQL do
 
 Posted = dict[str, Any]  # one POST: slot, id, redelivery, status, stored, repeated, latency
 
@@ -134,6 +140,21 @@ def send_load(
     for thread in threads:
         thread.join()
     return time.monotonic() - began, posted
+
+
+def burn(share: float, seconds: float, start_at: float) -> float:
+    """Keep `share` of one core busy (at most 1.0) from `start_at` (time.time()) for `seconds`, in
+    10 ms cycles, touching nothing of the bots: the control phases' other process. Its CPU seconds."""
+    time.sleep(max(0.0, start_at - time.time()))
+    began, used = time.monotonic(), time.process_time()
+    cycle = 0
+    while (now := time.monotonic()) - began < seconds:
+        busy_until = now + HOG_CYCLE * min(share, 1.0)
+        while time.monotonic() < busy_until:
+            pass
+        cycle += 1
+        time.sleep(max(0.0, began + cycle * HOG_CYCLE - time.monotonic()))
+    return time.process_time() - used
 
 
 def ask_answers(
@@ -231,18 +252,33 @@ def measure(catalog: Catalog, db: str, scratch: Path, seconds: float) -> dict[st
         with cpu.over() as figures["cpu"]["settled"]:
             figures["settled"] = ask_answers(bots, fake, asks, for_seconds(min(SETTLED_SECONDS, seconds)))
         figures["rss_mb"]["settled"] = rss()
+        # Controls: no deploy traffic, while another process uses as much CPU as the load added
+        # outside the bots (the sender, PostgreSQL, the harness), then as much as the whole machine
+        # added. If the first alone moves the answers' p99, no change inside the bots can undo it.
+        added = {k: figures["cpu"]["load"][k] - figures["cpu"]["baseline"][k] for k in figures["cpu"]["load"]}
+        figures["control_shares"] = {
+            "control_others": round(max(0.0, added["machine"] - added["leader"] - added["follower"]), 2),
+            "control_machine": round(max(0.0, added["machine"]), 2),
+        }
+        for phase, share in figures["control_shares"].items():
+            start_at = time.time() + 0.5
+            hog = pool.submit(burn, share, baseline_seconds, start_at)
+            time.sleep(max(0.0, start_at - time.time()))
+            with cpu.over() as figures["cpu"][phase]:
+                figures[phase] = ask_answers(bots, fake, asks, hog.done)
     figures["rate"] = {"planned": RATE, "posts": len(posted), "planned_posts": len(planned), "seconds": round(taken, 2),
                        "achieved": round(len(posted) / taken, 1),
                        "post_latency": summary_ms([p["latency"] for p in posted])}  # fmt: skip
     figures["stored"] = check_stored(posted, stored_counts(db))
-    for phase in ("baseline", "load", "settled"):
+    for phase in PHASES:
         answers = figures[phase]
         # Each probe's p99 of ~60 answers is its slowest one; all four together, the third slowest of ~240.
         every = [s for samples in answers.values() for s in samples]
         figures[phase] = {**{key: summary_ms(samples) for key, samples in answers.items()}, "all": summary_ms(every)}
-    figures["p99_ratio_load_to_baseline"] = {
-        key: round(figures["load"][key]["p99"] / figures["baseline"][key]["p99"], 2) for key in figures["load"]
-    }
+    for phase in ("load", *figures["control_shares"]):
+        figures[f"p99_ratio_{phase}_to_baseline"] = {
+            key: round(figures[phase][key]["p99"] / figures["baseline"][key]["p99"], 2) for key in figures[phase]
+        }
     return figures
 
 
@@ -261,12 +297,22 @@ def report(name: str, f: dict[str, Any]) -> None:
     for phase, shares in f["cpu"].items():
         used = ", ".join(f"{group} {share:.0%}" for group, share in shares.items())
         print(f"{name:>13} CPU, {phase}, of one core ({os.cpu_count()} here): {used}")
-    heads = f"{'baseline p50/p99':>17} {'load p50/p99':>15} {'p99 ratio':>9} {'settled p50/p99':>16}"
+    controls = f["control_shares"]
+    print(
+        f"{name:>13} controls, no traffic, another process busy: {controls['control_others']:.0%} of a core "
+        f"(what the load added outside the bots), then {controls['control_machine']:.0%} (what it added in all)"
+    )
+    heads = (f"{'baseline p50/p99':>17} {'load p50/p99':>15} {'ratio':>6} {'settled':>12} "
+             f"{'ctl others':>12} {'ratio':>6} {'ctl machine':>12} {'ratio':>6}")  # fmt: skip
     print(f"{name:>13} {'answer, ms':<24} {heads}")
     for key, base in f["baseline"].items():
-        load, settled = f["load"][key], f["settled"][key]
-        print(f"{name:>13} {key:<24} {base['p50']:7.0f} /{base['p99']:6.0f}   {load['p50']:6.0f} /{load['p99']:6.0f} "
-              f"{f['p99_ratio_load_to_baseline'][key]:8.2f}x {settled['p50']:7.0f} /{settled['p99']:6.0f}")  # fmt: skip
+        cells = [f"{base['p50']:7.0f} /{base['p99']:6.0f}"]
+        for phase in ("load", "settled", "control_others", "control_machine"):
+            shown = f[phase][key]
+            cells.append(f"{shown['p50']:5.0f} /{shown['p99']:5.0f}")
+            if (ratios := f.get(f"p99_ratio_{phase}_to_baseline")) is not None:
+                cells.append(f"{ratios[key]:5.2f}x")
+        print(f"{name:>13} {key:<24} {'  '.join(cells)}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
