@@ -47,10 +47,9 @@ def deploy_delta(
     store: Store, snapshot: Snapshot, version: int, names: Sequence[str] | None, clock: Callable[[], datetime]
 ) -> Delta | str:
     """`snapshot` at graph `version` (read by the caller before this), or why only a rebuild can say."""
-    changed = store.changed_deploys(snapshot.version, version)
+    changed, states = store.deploy_changes(snapshot.version, version)
     if isinstance(changed, str):
         return changed
-    states = store.source_states()
     wanted = in_graph(names, states)
     marks = source_marks(s for s in states.values() if not names or s.name in wanted)
     mine = _of_sources(changed, wanted if names else None)

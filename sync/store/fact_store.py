@@ -108,28 +108,7 @@ class Store:
 
     def source_states(self) -> dict[str, SourceState]:
         with self.engine.connect() as conn:
-            rows = conn.execute(select(schema.sources)).mappings().all()
-            held = [r["name"] for r in rows if r["held_version"]]
-            problems = _held_problems(conn, held) if held else {}
-        return {
-            r["name"]: SourceState(
-                r["name"],
-                r["kind"],
-                r["location"],
-                r["content_version"],
-                _utc(r["last_success"]),
-                _utc(r["last_attempt"]),
-                r["last_error"],
-                r["held_version"],
-                r["held_reason"],
-                bool(r["stale"]),
-                _utc(r["stale_changed_at"]),
-                problems.get(r["name"], ()),
-                r["last_refused"] or "",
-                _utc(r["last_refused_at"]),
-            )  # fmt: skip
-            for r in rows
-        }
+            return _source_states(conn)
 
     def record_failure(self, name: str, *, at: datetime, error: str) -> None:
         self._update_source(name, last_attempt=at, last_error=error)
@@ -325,6 +304,13 @@ class Store:
         with self.engine.connect() as conn:
             return changed_deploys(conn, after, upto)
 
+    def deploy_changes(self, after: int, upto: int) -> tuple[ChangedDeploys | str, dict[str, SourceState]]:
+        """`changed_deploys` and, when there are some, the source states beside it: one connection
+        (a follower takes this ten times a second under pushes; each checkout is a ping and a rollback)."""
+        with self.engine.connect() as conn:
+            changed = changed_deploys(conn, after, upto)
+            return changed, ({} if isinstance(changed, str) else _source_states(conn))
+
     def step_moment(self, version: int) -> str | None:
         """When the graph moved to `version` (an image's key holds it); None when the store has no record."""
         with self.engine.connect() as conn:
@@ -351,6 +337,31 @@ def _encoded(facts: SourceFacts | EncodedFacts) -> Sequence[Row]:
     """One row per fact; with the collector paused (its passes tripled the time at 600k facts)."""
     with collector_paused():
         return encode_rows(facts)
+
+
+def _source_states(conn: Connection) -> dict[str, SourceState]:
+    rows = conn.execute(select(schema.sources)).mappings().all()
+    held = [r["name"] for r in rows if r["held_version"]]
+    problems = _held_problems(conn, held) if held else {}
+    return {
+        r["name"]: SourceState(
+            r["name"],
+            r["kind"],
+            r["location"],
+            r["content_version"],
+            _utc(r["last_success"]),
+            _utc(r["last_attempt"]),
+            r["last_error"],
+            r["held_version"],
+            r["held_reason"],
+            bool(r["stale"]),
+            _utc(r["stale_changed_at"]),
+            problems.get(r["name"], ()),
+            r["last_refused"] or "",
+            _utc(r["last_refused_at"]),
+        )  # fmt: skip
+        for r in rows
+    }
 
 
 def _held_problems(conn: Connection, names: Sequence[str]) -> dict[str, tuple[str, ...]]:

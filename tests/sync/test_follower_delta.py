@@ -12,11 +12,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import sqlalchemy
 
 from bot.render.json import blast_json, suspects_json
 from graph.blast import blast_radius
 from graph.snapshot import Snapshot, SnapshotRef
 from graph.suspects import suspects
+from sync.deltas import Delta, deploy_delta
 from sync.lag import LogNotifier
 from sync.leader import EmbeddedLeadership, Leadership
 from sync.observer import NoObserver
@@ -121,6 +123,27 @@ def test_a_push_on_one_replica_reaches_the_other_as_a_delta_answering_as_a_rebui
     assert rows_read(caplog) == [1]  # the pushed row, not the 40 feed rows and the catalog
     fresh = load_snapshot(store, clock, [s.name for s in specs])
     assert fresh is not None and answers(after) == answers(fresh) and "ci-1" in fresh.deploy_ids
+
+
+def test_a_delta_is_read_through_one_connection(setup, store: Store) -> None:  # type: ignore[no-untyped-def]
+    leader, follower, _, _, _, specs, clock = setup
+    intake = PushIntake(store, clock, refresh=leader.catch_up)
+    intake.open("deploys")
+    try:
+        event = {"id": "ci-2", "service": "auth", "deployed_at": clock().isoformat()}
+        assert intake.accept("deploys", json.dumps(event), delivery="two").stored == ("ci-2",)
+    finally:
+        intake.close()
+    checkouts: list[object] = []
+    listener = lambda *_: checkouts.append(1)  # noqa: E731
+    sqlalchemy.event.listen(store.engine, "checkout", listener)
+    try:
+        # Under pushes a follower takes a delta ten times a second; each checkout is a ping and a rollback.
+        delta = deploy_delta(store, current(follower), store.graph_version(), [s.name for s in specs], clock)
+    finally:
+        sqlalchemy.event.remove(store.engine, "checkout", listener)
+    assert isinstance(delta, Delta) and delta.added == 1 and "ci-2" in delta.snapshot.deploy_ids
+    assert len(checkouts) == 2  # the version read above, and the delta's steps, rows and source states
 
 
 def test_a_polled_feed_change_is_a_delta_on_every_replica_and_a_retired_deploy_leaves_both(
