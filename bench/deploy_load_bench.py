@@ -4,6 +4,7 @@ replicas answer Slack; every accepted event must be stored once, and answers mus
     python -m bench.deploy_load_bench                layered-10k and layered-100k
     python -m bench.deploy_load_bench --quick        layered-10k only
     python -m bench.deploy_load_bench --seconds 20   a shorter load (and baseline)
+    python -m bench.deploy_load_bench --niced        the sender and PostgreSQL at nice 19
 
 Two `oncall-graph serve` on one PostgreSQL (bench/replicas.py). Answers are asked one at a time,
 four a second (ASK_EVERY), round the four of `/suspects svc-0 6h` and `/blast-radius HUB` on the
@@ -20,6 +21,10 @@ phases of their own, each also measuring the CPU every process used:
   bursts: as much as the load added outside the bots (the sender, PostgreSQL, the harness), then as
   much as the whole machine added. They show what CPU contention alone does to the answers' p99 on
   this machine, where the sender and the database share the bots' cores.
+
+With --niced the sender (and the controls' process) and PostgreSQL run at nice 19: they get a core
+only when neither bot wants it, as if they ran on hosts of their own (in production GitHub sends
+from elsewhere and the database has its own machine). What the answers lose then is the bots' own.
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ ASK_EVERY = 0.25
 SENDER_SETUP = 3.0  # seconds the sender has to build its clients before its first slot, off the clock
 SOURCE = ENDPOINTS["deploys"][0]
 PHASES = ("baseline", "load", "settled", "control_others", "control_machine")
+NICE = 19  # --niced: the sender and PostgreSQL, as if on hosts of their own
 HOG_CYCLE = 0.01  # seconds: a control's other process works in bursts, as the sender and PostgreSQL do
 
 Posted = dict[str, Any]  # one POST: slot, id, redelivery, status, stored, repeated, latency
@@ -215,7 +221,17 @@ def check_stored(posted: list[Posted], counts: Counter[str]) -> dict[str, Any]:
     }
 
 
-def measure(catalog: Catalog, db: str, scratch: Path, seconds: float) -> dict[str, Any]:
+def lower_priority(pids: Sequence[int]) -> None:
+    """Nice 19: these processes take a core only when the bots do not want it. PostgreSQL's
+    backends started later inherit it from the postmaster."""
+    for pid in pids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, pid, NICE)
+        except ProcessLookupError:
+            continue  # a backend gone meanwhile
+
+
+def measure(catalog: Catalog, db: str, scratch: Path, seconds: float, *, niced: bool = False) -> dict[str, Any]:
     asks = {"/suspects": "svc-0 6h", "/blast-radius": catalog.hub}
     planned = plan(seconds, RATE, seed=catalog.scenario.seed)
     figures: dict[str, Any] = {"cpu": {}}
@@ -227,6 +243,8 @@ def measure(catalog: Catalog, db: str, scratch: Path, seconds: float) -> dict[st
             "leader": lambda: [leader.proc.pid], "follower": lambda: [follower.proc.pid],
             "postgres": lambda: named("postgres"), "sender": lambda: [sender], "harness": lambda: [os.getpid()],
         })  # fmt: skip
+        if niced:
+            lower_priority([sender, *named("postgres")])
         bots = {"leader": leader, "follower": follower}
         ask_answers(bots, fake, asks, for_seconds(2))  # warm: first answers build what later ones reuse
         baseline_seconds = min(BASELINE_SECONDS, seconds)
@@ -318,14 +336,15 @@ def report(name: str, f: dict[str, Any]) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     seconds = argparse.ArgumentParser(add_help=False)
     seconds.add_argument("--seconds", type=float, default=LOAD_SECONDS)
+    seconds.add_argument("--niced", action="store_true")
     args, rest = seconds.parse_known_args(argv)
     names = scenario_names(rest, __doc__ or "")
     results: dict[str, Any] = {}
     for name, catalog, db, scratch in synced_scenarios(names, "bench_deploy_load"):
-        results[name] = measure(catalog, db, scratch, args.seconds)
+        results[name] = measure(catalog, db, scratch, args.seconds, niced=args.niced)
         report(name, results[name])
     OUT.mkdir(exist_ok=True)
-    (OUT / "deploy_load_results.json").write_text(json.dumps(results, indent=2))
+    (OUT / f"deploy_load_results{'_niced' if args.niced else ''}.json").write_text(json.dumps(results, indent=2))
 
 
 if __name__ == "__main__":
