@@ -89,6 +89,18 @@ def rows_read(caplog: pytest.LogCaptureFixture) -> list[int]:
     return [int(m.group(1)) for m in found if m]
 
 
+def push(store: Store, clock: Clock, *ids: str) -> None:
+    """Each id its own delivery, so its own version step; no replica is refreshed by it."""
+    intake = PushIntake(store, clock, refresh=None)
+    intake.open("deploys")
+    try:
+        for deploy_id in ids:
+            event = {"id": deploy_id, "service": "token cache", "deployed_at": clock().isoformat()}
+            assert intake.accept("deploys", json.dumps(event)).stored == (deploy_id,)
+    finally:
+        intake.close()
+
+
 @pytest.fixture
 def setup(store: Store, tmp_path: Path):  # type: ignore[no-untyped-def]
     docs = write_docs(tmp_path / "docs", "The auth service depends on the token cache.")
@@ -106,15 +118,9 @@ def setup(store: Store, tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_a_push_on_one_replica_reaches_the_other_as_a_delta_answering_as_a_rebuild(
     setup, store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:  # type: ignore[no-untyped-def]
-    leader, follower, seen, _, _, specs, clock = setup
+    _, follower, seen, _, _, specs, clock = setup
     before = current(follower)
-    intake = PushIntake(store, clock, refresh=leader.catch_up)
-    intake.open("deploys")
-    try:
-        event = {"id": "ci-1", "service": "token cache", "deployed_at": clock().isoformat()}
-        assert intake.accept("deploys", json.dumps(event), delivery="one").stored == ("ci-1",)
-    finally:
-        intake.close()
+    push(store, clock, "ci-1")
     caplog.set_level(logging.INFO, logger="sync.schedule")
     follower.tick()
     after = current(follower)
@@ -126,14 +132,8 @@ def test_a_push_on_one_replica_reaches_the_other_as_a_delta_answering_as_a_rebui
 
 
 def test_a_delta_is_read_through_one_connection(setup, store: Store) -> None:  # type: ignore[no-untyped-def]
-    leader, follower, _, _, _, specs, clock = setup
-    intake = PushIntake(store, clock, refresh=leader.catch_up)
-    intake.open("deploys")
-    try:
-        event = {"id": "ci-2", "service": "auth", "deployed_at": clock().isoformat()}
-        assert intake.accept("deploys", json.dumps(event), delivery="two").stored == ("ci-2",)
-    finally:
-        intake.close()
+    _, follower, _, _, _, specs, clock = setup
+    push(store, clock, "ci-2")
     checkouts: list[object] = []
     listener = lambda *_: checkouts.append(1)  # noqa: E731
     sqlalchemy.event.listen(store.engine, "checkout", listener)
@@ -220,18 +220,6 @@ def test_a_stale_image_is_brought_up_by_the_deploy_delta_since_it(
     again.load()
     last.wait()  # its new image written before the database goes
     assert seen.hows == ["rebuild"]
-
-
-def push(store: Store, clock: Clock, *ids: str) -> None:
-    """Each id its own delivery, so its own version step; no replica is refreshed by it."""
-    intake = PushIntake(store, clock, refresh=None)
-    intake.open("deploys")
-    try:
-        for deploy_id in ids:
-            event = {"id": deploy_id, "service": "token cache", "deployed_at": clock().isoformat()}
-            assert intake.accept("deploys", json.dumps(event)).stored == (deploy_id,)
-    finally:
-        intake.close()
 
 
 def test_an_image_of_a_version_the_pushes_moved_past_is_still_written_and_brought_up(
