@@ -296,6 +296,7 @@ def measure(catalog: Catalog, db: str, scratch: Path, seconds: float, *, niced: 
             time.sleep(max(0.0, start_at - time.time()))
             with cpu.over() as figures["cpu"][phase]:
                 figures[phase] = ask_answers(bots, fake, asks, hog.done)
+            hog.result()  # a control whose process failed is no control
     figures["rate"] = {"planned": RATE, "posts": len(posted), "planned_posts": len(planned), "seconds": round(taken, 2),
                        "achieved": round(len(posted) / taken, 1),
                        "post_latency": summary_ms([p["latency"] for p in posted])}  # fmt: skip

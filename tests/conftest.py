@@ -24,13 +24,9 @@ _DOT = ensure_dot()
 def _image_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """PostgreSQL's snapshot images go to `$XDG_CACHE_HOME/oncall-graph`: the run's bots (and the
     subprocesses they start) keep theirs in the run's temp folder, never in the user's cache."""
-    before = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if before is None:
-        os.environ.pop("XDG_CACHE_HOME", None)
-    else:
-        os.environ["XDG_CACHE_HOME"] = before
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        yield
 
 
 def pytest_report_header() -> list[str]:
