@@ -10,7 +10,7 @@ reader that sees version `b` sees every step up to it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Set
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,7 +22,10 @@ from sync.store import schema
 from sync.store.fact_codec import DEPLOY, FactDecoder
 from sync.store.version_signal import announce_version
 
-MAX_STEPS = 1_000  # a follower further behind rebuilds: one read of every fact beats a huge IN list
+# A snapshot further behind rebuilds: past this many steps (each at least one deploy row) a delta
+# reads about as many rows as the facts of a big catalog. Below it, a replica or an image that
+# missed a day of pushes is still brought up by its delta.
+MAX_STEPS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +89,13 @@ def changed_deploys(conn: Connection, after: int, upto: int) -> ChangedDeploys |
     for _, version, deploys_only, source in sorted(steps, key=lambda s: s[1]):
         if not deploys_only:
             return f"graph version {version} changed more than deploys ({source or 'no source'})"
-    return _read_rows(conn, [int(change) for change, _, _, _ in steps], after, upto)
+    return _read_rows(conn, {int(change) for change, _, _, _ in steps}, after, upto)
 
 
-def _read_rows(conn: Connection, changes: Sequence[int], after: int, upto: int) -> ChangedDeploys | str:
-    f = schema.facts
-    ids = set(changes)
+def _read_rows(conn: Connection, ids: Set[int], after: int, upto: int) -> ChangedDeploys | str:
+    f, c = schema.facts, schema.graph_changes
+    # The steps' ids as a subquery, not a list of literals: thousands of steps stay one small statement.
+    changes = select(c.c.id).where(c.c.version > after, c.c.version <= upto)
     query = select(f.c.source, f.c.kind, f.c.payload, f.c.added_in, f.c.retired_in).where(
         or_(f.c.added_in.in_(changes), f.c.retired_in.in_(changes))
     )
@@ -105,7 +109,7 @@ def _read_rows(conn: Connection, changes: Sequence[int], after: int, upto: int) 
             added.append((source, _deploy(source, payload)))
         elif left and not joined:  # both: came and went within the steps, never in either graph
             retired.append((source, _deploy(source, payload)))
-    return ChangedDeploys(tuple(added), tuple(retired), len(changes), len(rows))
+    return ChangedDeploys(tuple(added), tuple(retired), len(ids), len(rows))
 
 
 def _deploy(source: str, payload: str) -> Deploy:
