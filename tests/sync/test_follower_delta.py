@@ -103,6 +103,16 @@ def push(store: Store, clock: Clock, *ids: str) -> None:
         intake.close()
 
 
+def started_with_image(store: Store, specs: list[SourceSpec], clock: Clock, path: Path):  # type: ignore[no-untyped-def]
+    """A replica started with the image at `path` (built from the facts, and written, when it is not
+    usable), once its image is written."""
+    images = SnapshotImages(store, path, clock, "the test database")
+    service, seen = replica(store, specs, clock, leads=False, images=images)
+    service.load()
+    images.wait()
+    return service, seen
+
+
 @pytest.fixture
 def setup(store: Store, tmp_path: Path):  # type: ignore[no-untyped-def]
     docs = write_docs(tmp_path / "docs", "The auth service depends on the token cache.")
@@ -197,19 +207,13 @@ def test_a_stale_image_is_brought_up_by_the_deploy_delta_since_it(
 ) -> None:  # type: ignore[no-untyped-def]
     leader, _, _, feed, docs, specs, clock = setup
     path = tmp_path / "graph.snapshot"
-    images = SnapshotImages(store, path, clock, "the test database")
-    first, _ = replica(store, specs, clock, leads=False, images=images)
-    first.load()  # no image yet: built from the facts, and an image written
-    images.wait()
+    started_with_image(store, specs, clock, path)  # no image yet: built from the facts, and an image written
     assert path.exists()
     with feed.open("a") as file:
         file.write(feed_line("new-3", "token cache", 3) + "\n")
     leader.tick()
     caplog.set_level(logging.INFO)
-    restarted, seen = replica(
-        store, specs, clock, leads=False, images=SnapshotImages(store, path, clock, "the test database")
-    )
-    restarted.load()
+    restarted, seen = started_with_image(store, specs, clock, path)
     assert seen.hows == ["image"] and any("and a delta" in r.getMessage() for r in caplog.records)
     fresh = load_snapshot(store, clock, [s.name for s in specs])
     assert fresh is not None and answers(current(restarted)) == answers(fresh) and "new-3" in fresh.deploy_ids
@@ -217,10 +221,7 @@ def test_a_stale_image_is_brought_up_by_the_deploy_delta_since_it(
     # After a catalog step the old image is not brought up: rebuilt.
     (docs / "users.md").write_text("The auth service depends on the user db.")
     leader.tick()
-    last = SnapshotImages(store, path, clock, "the test database")
-    again, seen = replica(store, specs, clock, leads=False, images=last)
-    again.load()
-    last.wait()  # its new image written before the database goes
+    _, seen = started_with_image(store, specs, clock, path)  # its new image written before the database goes
     assert seen.hows == ["rebuild"]
 
 
@@ -240,10 +241,7 @@ def test_an_image_of_a_version_the_pushes_moved_past_is_still_written_and_brough
     images.wait()
     assert (image_key(path) or {}).get("graph_version") == built.version == store.graph_version() - 1
     caplog.set_level(logging.INFO)
-    restarted, seen = replica(
-        store, specs, clock, leads=False, images=SnapshotImages(store, path, clock, "the test database")
-    )
-    restarted.load()
+    restarted, seen = started_with_image(store, specs, clock, path)
     assert seen.hows == ["image"] and any("and a delta" in r.getMessage() for r in caplog.records)
     assert "ci-9" in current(restarted).deploy_ids and current(restarted).version == store.graph_version()
 
@@ -255,10 +253,7 @@ def test_an_image_more_than_a_thousand_pushes_behind_is_still_brought_up_by_its_
     # not rebuild (9.7 s at 100k) because the steps' ids no longer fit a list of literals.
     _, _, _, _, _, specs, clock = setup
     path = tmp_path / "graph.snapshot"
-    images = SnapshotImages(store, path, clock, "the test database")
-    first, _ = replica(store, specs, clock, leads=False, images=images)
-    first.load()
-    images.wait()
+    started_with_image(store, specs, clock, path)
     push(store, clock, "busy-0")  # through the intake, which registers its source
     source = ENDPOINTS["deploys"][0]
     pushed = [f"busy-{n}" for n in range(1_200)]
@@ -266,10 +261,7 @@ def test_an_image_more_than_a_thousand_pushes_behind_is_still_brought_up_by_its_
         deploy = Deploy(deploy_id, "token cache", clock(), Citation(source, f"event {deploy_id}", deploy_id))
         store_deliveries(store, source, [Delivery((deploy,), clock(), deploy_id)])
     caplog.set_level(logging.INFO)
-    restarted, seen = replica(
-        store, specs, clock, leads=False, images=SnapshotImages(store, path, clock, "the test database")
-    )
-    restarted.load()
+    restarted, seen = started_with_image(store, specs, clock, path)
     assert seen.hows == ["image"]
     assert any(
         "1200 deploys added, 0 retired over 1200 steps (1200 rows read)" in r.getMessage() for r in caplog.records
