@@ -8,13 +8,13 @@ database older than migration 0005), or `with_deploys` cannot decide alone: the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from graph.deploy_delta import with_deploys
 from graph.snapshot import Snapshot
-from sync.store.fact_store import Store, in_graph, source_marks
+from sync.store.fact_store import SourceState, Store, in_graph, source_marks
 from sync.store.graph_changes import ChangedDeploys
 
 DELTA, REBUILD, IMAGE = "delta", "rebuild", "image"  # how a snapshot was brought up (the metric's label)
@@ -48,6 +48,18 @@ def deploy_delta(
 ) -> Delta | str:
     """`snapshot` at graph `version` (read by the caller before this), or why only a rebuild can say."""
     changed, states = store.deploy_changes(snapshot.version, version)
+    return joined_delta(snapshot, changed, states, version, names, clock)
+
+
+def joined_delta(
+    snapshot: Snapshot,
+    changed: ChangedDeploys | str,
+    states: Mapping[str, SourceState],
+    version: int,
+    names: Sequence[str] | None,
+    clock: Callable[[], datetime],
+) -> Delta | str:
+    """As `deploy_delta`, with the changes since `snapshot` (and the source states) read already."""
     if isinstance(changed, str):
         return changed
     wanted = in_graph(names, states)

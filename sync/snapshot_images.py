@@ -26,7 +26,7 @@ import numpy
 import graph
 from graph.facts import SourceMark
 from graph.snapshot import Snapshot
-from sync.deltas import IMAGE, REBUILD, Update, deploy_delta
+from sync.deltas import IMAGE, REBUILD, Update, joined_delta
 from sync.refresh import Clock, load_snapshot
 from sync.store.database import HEAD
 from sync.store.fact_store import Store, in_graph, source_marks
@@ -104,7 +104,8 @@ class SnapshotImages:
         expected = self.key(names, then, self.store.step_moment(then) or "")
         if found != expected or not expected["graph_moved"]:
             return None  # another database, other sources or code, or a version this database never recorded
-        changed = self.store.changed_deploys(then, version)
+        # Read once, before the image: a step since that changed more than deploys spares reading it.
+        changed, states = self.store.deploy_changes(then, version)
         if isinstance(changed, str):
             log.info("snapshot image %s of graph version %s not brought up: %s", self.path, then, changed)
             return None
@@ -118,7 +119,7 @@ class SnapshotImages:
                 "snapshot image %s holds graph version %s, keyed %s: not used", self.path, snapshot.version, then
             )
             return None
-        delta = deploy_delta(self.store, snapshot, version, names, self.clock)
+        delta = joined_delta(snapshot, changed, states, version, names, self.clock)
         if isinstance(delta, str):
             log.info("snapshot image %s of graph version %s not brought up: %s", self.path, then, delta)
             return None

@@ -299,13 +299,9 @@ class Store:
         with self.engine.begin() as conn:
             return step(conn, at=at)
 
-    def changed_deploys(self, after: int, upto: int) -> ChangedDeploys | str:
-        """The deploys the version steps (after, upto] added and retired, or why a rebuild must say."""
-        with self.engine.connect() as conn:
-            return changed_deploys(conn, after, upto)
-
     def deploy_changes(self, after: int, upto: int) -> tuple[ChangedDeploys | str, dict[str, SourceState]]:
-        """`changed_deploys` and, when there are some, the source states beside it: one connection
+        """The deploys the version steps (after, upto] added and retired, or why a rebuild must say;
+        and, when there are some, the source states beside them: one connection
         (a follower takes this ten times a second under pushes; each checkout is a ping and a rollback)."""
         with self.engine.connect() as conn:
             changed = changed_deploys(conn, after, upto)
