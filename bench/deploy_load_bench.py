@@ -339,7 +339,7 @@ def report(name: str, f: dict[str, Any]) -> None:
     print(f"{name:>13} {'answer, ms':<24} {heads}")
     for key, base in f["baseline"].items():
         cells = [f"{base['p50']:7.0f} /{base['p99']:6.0f}"]
-        for phase in ("load", "settled", "control_others", "control_machine"):
+        for phase in PHASES[1:]:
             shown = f[phase][key]
             cells.append(f"{shown['p50']:5.0f} /{shown['p99']:5.0f}")
             if (ratios := f.get(f"p99_ratio_{phase}_to_baseline")) is not None:
