@@ -85,9 +85,12 @@ class SyncService:
             return update.snapshot
 
     def report_size(self) -> None:
-        """The served graph's size gauges (the scheduler's first job, after `load`)."""
-        if (snapshot := self.ref.current()) is not None:
-            self._report_size(snapshot)
+        """The served graph's size gauges (once, as the scheduler starts, after `load`)."""
+        try:
+            if (snapshot := self.ref.current()) is not None:
+                self._report_size(snapshot)
+        except Exception:  # a gauge: the next build reports it again
+            log.exception("reporting the graph's size failed")
 
     def tick(self) -> SyncReport | None:
         if not self.leadership.try_lead():
@@ -225,7 +228,10 @@ def start_scheduler(service: SyncService) -> BackgroundScheduler:
     """Sync every interval (jittered, never overlapping, missed runs coalesced) and follow the version."""
     s = service.settings
     scheduler = BackgroundScheduler(timezone=UTC)
-    scheduler.add_job(service.report_size, id="graph-size")  # once, now: off the start's path to the first answer
+    # Once, now, off the start's path to the first answer. A thread, not a one-off job: APScheduler
+    # removes a one-off job after running it, on its own thread, and raised there when a shutdown
+    # came first (seen in CI: JobLookupError 'graph-size').
+    threading.Thread(target=service.report_size, name="graph-size", daemon=True).start()
     first = service.clock() + timedelta(seconds=random.uniform(0, min(5.0, s.interval / 10)))
     scheduler.add_job(
         service.tick, "interval", seconds=s.interval, jitter=max(1, int(s.interval / 10)), id="graph-sync",
