@@ -53,7 +53,7 @@ bench: install
 	$(BIN)/python -m bench.typos_bench $(if $(QUICK),--quick)
 	$(BIN)/python -m bench.webhook_bench $(if $(QUICK),--quick)
 	$(BIN)/python -m bench.deploy_load_bench $(if $(QUICK),--quick)
-	$(BIN)/python -m bench.deploy_load_bench --niced $(if $(QUICK),--quick)
+	$(BIN)/python -m bench.deploy_load_bench --apart $(if $(QUICK),--quick)
 	$(BIN)/python -m bench.restart_bench $(if $(QUICK),--quick)
 
 clean:
