@@ -5,16 +5,18 @@ replicas answer Slack; every accepted event must be stored once, and answers mus
     python -m bench.deploy_load_bench --quick        layered-10k only
     python -m bench.deploy_load_bench --seconds 20   a shorter load (and baseline)
     python -m bench.deploy_load_bench --apart        the sender and PostgreSQL as if on hosts of their own
+    python -m bench.deploy_load_bench --rounds 1     one baseline and one load (3 by default)
 
 Two `oncall-graph serve` on one PostgreSQL (bench/replicas.py). Answers are asked one at a time,
 four a second (ASK_EVERY), round the four of `/suspects svc-0 6h` and `/blast-radius HUB` on the
-leader and the follower (signed Slack request in, answer received at the fake Slack), in three
-phases of their own, each also measuring the CPU every process used:
+leader and the follower (signed Slack request in, answer received at the fake Slack), in phases
+of their own, each also measuring the CPU every process used. Baseline and load alternate ROUNDS
+times, their answers pooled; the rest follow once:
 - baseline: no deploy traffic;
 - load: a sender process (so that its work is not the harness's GIL) POSTs signed native events to
   the leader on a monotonic schedule, each with a unique id, for a service drawn from thousands of
   the catalog's; one POST in 20 repeats an earlier event, body and id. Then the store is counted:
-  every id answered 202 stored exactly once, and a repeat stored nothing;
+  every id answered 202 stored exactly once, and a repeat stored nothing (after the last round);
 - settled: the same answers again with no traffic, once the last deploy is shown on both replicas,
   so that answers grown by the deploys they now list are told apart from answers slowed by the load;
 - two controls, with no deploy traffic, while another process keeps part of a core busy in 10 ms
@@ -77,6 +79,10 @@ ASK_EVERY = 0.25
 SENDER_SETUP = 3.0  # seconds the sender has to build its clients before its first slot, off the clock
 SOURCE = ENDPOINTS["deploys"][0]
 PHASES = ("baseline", "load", "settled", "control_others", "control_machine")
+# Baseline and load alternate this many times: each p99 then comes from three times the answers (one
+# minute's p99 of all four is the third slowest of ~240, and moved by a third from run to run), and a
+# drift (the deploys the answers come to list, the machine's) falls on both alike.
+ROUNDS = 3
 HOG_CYCLE = 0.01  # seconds: a control's other process works in bursts, as the sender and PostgreSQL do
 
 Posted = dict[str, Any]  # one POST: slot, id, redelivery, status, stored, repeated, latency
@@ -247,10 +253,15 @@ def run_apart(pids: Sequence[int]) -> None:
             continue  # a backend gone meanwhile
 
 
-def measure(catalog: Catalog, db: str, scratch: Path, seconds: float, *, apart: bool = False) -> dict[str, Any]:
+def measure(
+    catalog: Catalog, db: str, scratch: Path, seconds: float, *, apart: bool = False, rounds: int = ROUNDS
+) -> dict[str, Any]:
     asks = {"/suspects": "svc-0 6h", "/blast-radius": catalog.hub}
-    planned = plan(seconds, RATE, seed=catalog.scenario.seed)
-    figures: dict[str, Any] = {"cpu": {}}
+    answers: dict[str, dict[str, list[float]]] = {phase: {} for phase in PHASES}
+    shares: dict[str, list[dict[str, float]]] = {phase: [] for phase in PHASES}
+    figures: dict[str, Any] = {"rounds": rounds}
+    posted: list[Posted] = []
+    planned_posts, taken, shown = 0, 0.0, []
     spawn = get_context("spawn")
     with slack_api() as fake, two_replicas(catalog, db, fake, scratch) as (leader, follower), \
             ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:  # fmt: skip
@@ -262,34 +273,40 @@ def measure(catalog: Catalog, db: str, scratch: Path, seconds: float, *, apart: 
         if apart:
             run_apart([sender, *named("postgres")])
         bots = {"leader": leader, "follower": follower}
+
+        def asked(phase: str, until: Callable[[], bool]) -> None:
+            with cpu.over() as used:
+                for key, samples in ask_answers(bots, fake, asks, until).items():
+                    answers[phase].setdefault(key, []).extend(samples)
+            shares[phase].append(used)
+
         ask_answers(bots, fake, asks, for_seconds(2))  # warm: first answers build what later ones reuse
         baseline_seconds = min(BASELINE_SECONDS, seconds)
-        with cpu.over() as figures["cpu"]["baseline"]:
-            figures["baseline"] = ask_answers(bots, fake, asks, for_seconds(baseline_seconds))
         rss = lambda: {r: round(status_mb("VmRSS", b.proc.pid)) for r, b in bots.items()}  # noqa: E731
-        figures["rss_mb"] = {"baseline": rss()}
-        start_at = time.time() + SENDER_SETUP
-        sending = pool.submit(send_load, leader.url, planned, RATE, seconds, start_at)
-        time.sleep(max(0.0, start_at - time.time()))
-        with cpu.over() as figures["cpu"]["load"]:
-            figures["load"] = ask_answers(bots, fake, asks, sending.done)
-            taken, posted = sending.result()
+        for number in range(rounds):
+            asked("baseline", for_seconds(baseline_seconds))
+            figures.setdefault("rss_mb", {"baseline": rss()})
+            planned = plan(seconds, RATE, seed=catalog.scenario.seed + number)
+            start_at = time.time() + SENDER_SETUP
+            sending = pool.submit(send_load, leader.url, planned, RATE, seconds, start_at)
+            time.sleep(max(0.0, start_at - time.time()))
+            asked("load", sending.done)
+            took, sent = sending.result()
+            ended = time.perf_counter()
+            planned_posts, taken, posted = planned_posts + len(planned), taken + took, posted + sent
+            last = max((p["slot"] for p in sent if p["status"] == 202 and not p["redelivery"]), default=0)
+            last_id, _, last_body = planned[last]
+            last_service = json.loads(last_body)["service"]
+            shown.append({r: shown_after(b, fake, last_service, last_id, ended) for r, b in bots.items()})
         figures["rss_mb"]["load"] = rss()
-        ended = time.perf_counter()
-        last = max((p["slot"] for p in posted if p["status"] == 202 and not p["redelivery"]), default=0)
-        last_id, _, last_body = planned[last]
-        last_service = json.loads(last_body)["service"]
-        figures["last_deploy_shown_s"] = {
-            "leader": shown_after(leader, fake, last_service, last_id, ended),
-            "follower": shown_after(follower, fake, last_service, last_id, ended),
-        }
-        with cpu.over() as figures["cpu"]["settled"]:
-            figures["settled"] = ask_answers(bots, fake, asks, for_seconds(min(SETTLED_SECONDS, seconds)))
+        figures["last_deploy_shown_s"] = {r: max(s[r] for s in shown) for r in bots}
+        asked("settled", for_seconds(min(SETTLED_SECONDS, seconds)))
         figures["rss_mb"]["settled"] = rss()
         # Controls: no deploy traffic, while another process uses as much CPU as the load added
         # outside the bots (the sender, PostgreSQL, the harness), then as much as the whole machine
         # added. If the first alone moves the answers' p99, no change inside the bots can undo it.
-        added = {k: figures["cpu"]["load"][k] - figures["cpu"]["baseline"][k] for k in figures["cpu"]["load"]}
+        base, load = mean_shares(shares["baseline"]), mean_shares(shares["load"])
+        added = {k: load[k] - base[k] for k in load}
         figures["control_shares"] = {
             "control_others": round(max(0.0, added["machine"] - added["leader"] - added["follower"]), 2),
             "control_machine": round(max(0.0, added["machine"]), 2),
@@ -298,18 +315,18 @@ def measure(catalog: Catalog, db: str, scratch: Path, seconds: float, *, apart: 
             start_at = time.time() + 0.5
             hog = pool.submit(burn, share, baseline_seconds, start_at)
             time.sleep(max(0.0, start_at - time.time()))
-            with cpu.over() as figures["cpu"][phase]:
-                figures[phase] = ask_answers(bots, fake, asks, hog.done)
+            asked(phase, hog.done)
             hog.result()  # a control whose process failed is no control
-    figures["rate"] = {"planned": RATE, "posts": len(posted), "planned_posts": len(planned), "seconds": round(taken, 2),
-                       "achieved": round(len(posted) / taken, 1),
+    figures["cpu"] = {phase: mean_shares(shares[phase]) for phase in PHASES}
+    figures["rate"] = {"planned": RATE, "posts": len(posted), "planned_posts": planned_posts,
+                       "seconds": round(taken, 2), "achieved": round(len(posted) / taken, 1),
                        "post_latency": summary_ms([p["latency"] for p in posted])}  # fmt: skip
     figures["stored"] = check_stored(posted, stored_counts(db))
     for phase in PHASES:
-        answers = figures[phase]
-        # Each probe's p99 of ~60 answers is its slowest one; all four together, the third slowest of ~240.
-        every = [s for samples in answers.values() for s in samples]
-        figures[phase] = {**{key: summary_ms(samples) for key, samples in answers.items()}, "all": summary_ms(every)}
+        # Per probe, ~60 answers a minute; all four together, the p99 of ~240 a minute is its third slowest.
+        every = [s for samples in answers[phase].values() for s in samples]
+        figures[phase] = {**{key: summary_ms(samples) for key, samples in answers[phase].items()},
+                          "all": summary_ms(every)}  # fmt: skip
     for phase in ("load", *figures["control_shares"]):
         figures[f"p99_ratio_{phase}_to_baseline"] = {
             key: round(figures[phase][key]["p99"] / figures["baseline"][key]["p99"], 2) for key in figures[phase]
@@ -317,10 +334,16 @@ def measure(catalog: Catalog, db: str, scratch: Path, seconds: float, *, apart: 
     return figures
 
 
+def mean_shares(rounds: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Each group's CPU share averaged over the rounds of a phase."""
+    return {group: round(sum(r[group] for r in rounds) / len(rounds), 2) for group in rounds[0]}
+
+
 def report(name: str, f: dict[str, Any]) -> None:
     r, s = f["rate"], f["stored"]
     post = r["post_latency"]
-    print(f"{name:>13} {r['posts']} POSTs in {r['seconds']} s: {r['achieved']}/s (planned {r['planned']:.0f}/s), "
+    print(f"{name:>13} {f['rounds']} rounds of baseline and load; {r['posts']} POSTs in {r['seconds']} s: "
+          f"{r['achieved']}/s (planned {r['planned']:.0f}/s), "
           f"POST p50 {post['p50']:.0f} ms p99 {post['p99']:.0f} ms; statuses {s['statuses']}")  # fmt: skip
     print(f"{name:>13} {s['accepted_ids']} ids accepted, {s['stored_once']} stored once, {len(s['missing'])} missing, "
           f"{len(s['duplicates'])} duplicated, {len(s['stored_not_accepted'])} stored unaccepted; "
@@ -355,11 +378,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     seconds = argparse.ArgumentParser(add_help=False)
     seconds.add_argument("--seconds", type=float, default=LOAD_SECONDS)
     seconds.add_argument("--apart", action="store_true")
+    seconds.add_argument("--rounds", type=int, default=ROUNDS)
     args, rest = seconds.parse_known_args(argv)
     names = scenario_names(rest, __doc__ or "")
     results: dict[str, Any] = {}
     for name, catalog, db, scratch in synced_scenarios(names, "bench_deploy_load"):
-        results[name] = measure(catalog, db, scratch, args.seconds, apart=args.apart)
+        results[name] = measure(catalog, db, scratch, args.seconds, apart=args.apart, rounds=args.rounds)
         report(name, results[name])
     OUT.mkdir(exist_ok=True)
     (OUT / f"deploy_load_results{'_apart' if args.apart else ''}.json").write_text(json.dumps(results, indent=2))
