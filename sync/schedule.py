@@ -81,6 +81,8 @@ class SyncService:
                 update = bring_up(self.store, None, self._seen_version, self.names or None, self.clock)
             if update.snapshot is not None:
                 self.ref.swap(update.snapshot)
+                if update.how == REBUILD:
+                    self._keep(update.snapshot, update.snapshot.version)
                 self._updated(update)
             return update.snapshot
 

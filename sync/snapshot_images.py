@@ -26,6 +26,7 @@ import numpy
 import graph
 from graph.facts import SourceMark
 from graph.snapshot import Snapshot
+from graph.warm import warm
 from sync.deltas import IMAGE, REBUILD, Update, joined_delta
 from sync.refresh import Clock, load_snapshot
 from sync.store.database import HEAD
@@ -72,10 +73,15 @@ class SnapshotImages:
 
     def load(self, names: Sequence[str] | None) -> Snapshot | None:
         """The stored graph: from its image when valid, else from the facts (then an image is written)."""
-        return self.load_update(names).snapshot
+        update = self.load_update(names)
+        if update.how == REBUILD and update.snapshot is not None:
+            self.keep(update.snapshot, names, update.snapshot.version)
+        return update.snapshot
 
     def load_update(self, names: Sequence[str] | None) -> Update:
-        """As `load`, saying how: the image (brought up by a deploy delta when older), or a rebuild."""
+        """As `load`, saying how: the image (brought up by a deploy delta when older), or a rebuild,
+        which the caller keeps once it serves it (`keep`): warmed by then, its image is written
+        without building its indexes a second time beside the swap."""
         version, moved = graph_moment(self.store.engine)
         began = time.perf_counter()
         try:
@@ -90,8 +96,6 @@ class SnapshotImages:
                      time.perf_counter() - began)  # fmt: skip
             return Update(snapshot.with_marks(self._marks(names)), IMAGE, time.perf_counter() - began)
         built = load_snapshot(self.store, self.clock, names)
-        if built is not None:
-            self.keep(built, names, version)
         return Update(built, REBUILD, time.perf_counter() - began, "no usable image")
 
     def _older(self, names: Sequence[str] | None, version: int) -> Update | None:
@@ -179,6 +183,10 @@ class SnapshotImages:
             for leftover in stale_temporaries(self.path):
                 leftover.unlink(missing_ok=True)  # a writer killed mid-write; we hold the lock, so none is live
             began = time.perf_counter()
+            # Every index an answer uses goes into the image, whoever kept it (a served snapshot is
+            # warmed already): a start from it builds none, and the first pushed deploy after it
+            # does not read every entity to place it.
+            warm(snapshot)
             write_image(self.path, key, snapshot)
             self._kept = key
             log.info("wrote the image of graph version %s to %s in %.2f s", version, self.path,

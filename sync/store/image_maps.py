@@ -130,6 +130,9 @@ class SnapshotPickler(ImagePickler):
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) is Snapshot:
             state = dict(vars(obj))  # a frozen dataclass with a __dict__: unpickling fills it back
+            # A copy: a serving thread may add an index meanwhile, which would fail the pickling of
+            # the dict itself ("changed size during iteration").
+            state["derived"] = dict(obj.derived)
             in_edges = EdgesInto.of(obj.in_edges, obj.out_edges)
             state |= {"entities": PickledValues.of(obj.entities), "out_edges": in_edges.out, "in_edges": in_edges}
             return copyreg.__newobj__, (Snapshot,), state  # type: ignore[attr-defined]

@@ -19,6 +19,7 @@ from graph.blast import blast_radius
 from graph.facts import Citation, Deploy
 from graph.snapshot import Snapshot, SnapshotRef
 from graph.suspects import suspects
+from graph.warm import warm
 from sync.deltas import Delta, deploy_delta
 from sync.lag import LogNotifier
 from sync.leader import EmbeddedLeadership, Leadership
@@ -30,7 +31,7 @@ from sync.snapshot_images import SnapshotImages
 from sync.sources.registry import SourceSpec
 from sync.store.fact_store import Store
 from sync.store.pushed import Delivery, store_deliveries
-from sync.store.snapshot_image import image_key
+from sync.store.snapshot_image import image_key, read_image
 from tests.sync.test_refresh import T0, Clock, write_docs
 
 AUTH, CACHE = "component:default/auth-service", "component:default/token-cache"
@@ -269,3 +270,30 @@ def test_an_image_more_than_a_thousand_pushes_behind_is_still_brought_up_by_its_
     fresh = load_snapshot(store, clock, [s.name for s in specs])
     assert fresh is not None and answers(current(restarted)) == answers(fresh)
     assert set(pushed) <= set(current(restarted).deploy_ids)
+
+
+def warmed_indexes(store: Store, clock: Clock) -> set[str]:
+    """The keys of every index `graph.warm` builds, on the stored graph."""
+    snapshot = load_snapshot(store, clock)
+    assert snapshot is not None
+    warm(snapshot)
+    return set(snapshot.derived)
+
+
+def test_the_image_a_start_writes_holds_every_index_an_answer_uses(setup, store: Store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    *_, specs, clock = setup
+    path = tmp_path / "snapshot.image"
+    started_with_image(store, specs, clock, path)  # no image yet: built, served, then written
+    image = read_image(path, image_key(path) or {})
+    assert set(image.derived) == warmed_indexes(store, clock)
+
+
+def test_an_image_kept_by_a_process_that_never_serves_holds_them_too(setup, store: Store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The command line answers from `SnapshotImages.load` without a swap: the writer warms it."""
+    *_, clock = setup
+    path = tmp_path / "snapshot.image"
+    images = SnapshotImages(store, path, clock, "the test database")
+    assert images.load(None) is not None
+    images.wait()
+    image = read_image(path, image_key(path) or {})
+    assert set(image.derived) == warmed_indexes(store, clock)
