@@ -3,7 +3,8 @@
 Layout: a fixed header (magic, format, key length, payload length, SHA-256 over key + payload),
 the key as JSON, then the payload (the snapshot pickled, protocol 5, by `image_pickling`'s rules).
 The key says which graph it is (database, graph version and when it moved, sources, code); a reader
-trusts an image only when its key equals the one expected and the digest matches. Written to a temporary file, fsynced,
+trusts an image only when its key equals the one expected and the digest matches (the key is
+compared first: a stale image is rejected without reading its payload). Written to a temporary file, fsynced,
 then renamed over the old one: a reader sees the old image or the new one, never half of one.
 A lock file (`fcntl.flock`) lets one process write while the others skip.
 """
@@ -92,33 +93,45 @@ def loads(payload: bytes | memoryview) -> Any:
 
 
 def _verified_payload(path: Path, key: Mapping[str, Any]) -> memoryview:
+    """The payload of a sound image of `key`. Its key is judged first: a stale image (a start behind
+    pushed deploys finds one) is neither read whole nor hashed, 0.17 s at 100k entities."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            header = file.read(HEADER.size)
+            if len(header) < HEADER.size:
+                raise ImageRejected(f"truncated: {size} bytes")
+            magic, key_length, payload_length, digest = HEADER.unpack(header)
+            if magic != MAGIC:
+                raise ImageRejected("not an image of this format")
+            if size != HEADER.size + key_length + payload_length:
+                raise ImageRejected(
+                    f"truncated or padded: {size} bytes, the header says {HEADER.size + key_length + payload_length}"
+                )
+            key_bytes = file.read(key_length)
+            _check_key(key_bytes, key)
+            payload = file.read(payload_length)
     except FileNotFoundError:
         raise ImageRejected("no image yet") from None
     except OSError as exc:
         raise ImageRejected(f"cannot read it: {exc.strerror or exc}") from None
-    if len(data) < HEADER.size:
-        raise ImageRejected(f"truncated: {len(data)} bytes")
-    magic, key_length, payload_length, digest = HEADER.unpack_from(data)
-    if magic != MAGIC:
-        raise ImageRejected("not an image of this format")
-    if len(data) != HEADER.size + key_length + payload_length:
-        raise ImageRejected(
-            f"truncated or padded: {len(data)} bytes, the header says {HEADER.size + key_length + payload_length}"
-        )
-    view = memoryview(data)
-    body = view[HEADER.size :]
-    if hashlib.sha256(body).digest() != digest:
+    digest_found = hashlib.sha256(key_bytes)
+    digest_found.update(payload)
+    if digest_found.digest() != digest:
         raise ImageRejected("checksum mismatch (corrupt)")
+    return memoryview(payload)
+
+
+def _check_key(key_bytes: bytes, key: Mapping[str, Any]) -> None:
     try:
-        found = json.loads(bytes(body[:key_length]))
+        found = json.loads(key_bytes)
     except ValueError:
         raise ImageRejected("unreadable key") from None
+    if not isinstance(found, dict):
+        raise ImageRejected("unreadable key")
     if found != json.loads(encode_key(key)):
         differs = sorted(k for k in set(found) | set(key) if found.get(k) != key.get(k))
         raise ImageRejected("stale: " + ", ".join(f"{k} {found.get(k)!r}, now {key.get(k)!r}" for k in differs))
-    return body[key_length:]
 
 
 def dumps(snapshot: Snapshot) -> bytes:

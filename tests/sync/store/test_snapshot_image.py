@@ -168,3 +168,17 @@ def test_an_image_of_another_key_is_rejected(built: Snapshot, tmp_path: Path) ->
     write_image(tmp_path / "graph.snapshot", KEY, built)
     with pytest.raises(ImageRejected, match="stale: graph_version 1, now 2"):
         read_image(tmp_path / "graph.snapshot", KEY | {"graph_version": 2})
+
+
+def test_a_stale_image_is_judged_by_its_key_before_its_payload_is_read(built: Snapshot, tmp_path: Path) -> None:
+    """A start behind pushed deploys meets a stale image first: it must not pay for reading and
+    hashing all of it. Shown by a payload that is garbage: the key decides, not the digest."""
+    path = tmp_path / "graph.snapshot"
+    write_image(path, KEY, built)
+    data = bytearray(path.read_bytes())
+    data[-1000:] = bytes(1000)
+    path.write_bytes(bytes(data))
+    with pytest.raises(ImageRejected, match="stale: graph_version 1, now 2"):
+        read_image(path, KEY | {"graph_version": 2})
+    with pytest.raises(ImageRejected, match="checksum mismatch"):
+        read_image(path, KEY)
