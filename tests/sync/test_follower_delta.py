@@ -297,3 +297,26 @@ def test_an_image_kept_by_a_process_that_never_serves_holds_them_too(setup, stor
     images.wait()
     image = read_image(path, image_key(path) or {})
     assert set(image.derived) == warmed_indexes(store, clock)
+
+
+def test_the_leaders_sync_writes_an_image_after_a_rebuild_only(setup, store: Store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A write holds the GIL for its length (seconds at 100k): after a delta or an unchanged tick it
+    would stall the leader's answers every sync interval while pushes arrive. A start brings the
+    older image up by the delta instead."""
+    *_, docs, specs, clock = setup
+    path = tmp_path / "snapshot.image"
+    images = SnapshotImages(store, path, clock, "the test database")
+    leader, seen = replica(store, specs, clock, leads=True, images=images)
+    leader.load()
+    images.wait()
+    written = (image_key(path) or {})["graph_version"]
+    push(store, clock, "ci-1", "ci-2")
+    leader.tick()  # no source changed
+    images.wait()
+    assert current(leader).version == store.graph_version() == written + 2
+    assert (image_key(path) or {})["graph_version"] == written
+    write_docs(Path(docs), "The auth service depends on the token cache and the session store.")
+    leader.tick()
+    images.wait()
+    assert seen.hows[-1] == "rebuild"
+    assert (image_key(path) or {})["graph_version"] == store.graph_version() == current(leader).version
