@@ -1,5 +1,7 @@
 """Restart benchmark: `oncall-graph serve` on a synced database, to its first answer, without and with
-a valid snapshot image, and its peak RSS; then the image formats compared on the real snapshot.
+a valid snapshot image, then with an image BEHIND pushed deploys behind the database (a replica that
+was down through a deploy storm: its image brought up by the delta), and its peak RSS; then the image
+formats compared on the real snapshot.
 
     python -m bench.restart_bench            layered-10k and layered-100k
     python -m bench.restart_bench --quick    layered-10k only
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,10 @@ from tests.e2e.conftest import SECRET, start_bot, stop
 from tests.fakes.slack_api import FakeSlack, slack_api
 
 WROTE = "wrote the image of graph version"
+LOADED = ("from its image", "and a delta in")  # what the log says when a start used the image
+# Pushed deploys stored, each its own version step, between the warm start and the one behind: the
+# worst case of a replica down for 4 minutes of 100 deploys a second grouped 5 to a step.
+BEHIND = 5000
 
 
 def restart(db: str, hub: str, images: Path, log: Path, fake: FakeSlack, name: str) -> dict[str, Any]:
@@ -38,14 +45,41 @@ def restart(db: str, hub: str, images: Path, log: Path, fake: FakeSlack, name: s
         fake.wait_for(lambda: fake.responses(name), timeout=120)
         first = time.perf_counter() - began
         deadline = time.monotonic() + 300
-        while WROTE not in bot.output() and "from its image" not in bot.output() and time.monotonic() < deadline:
+        while WROTE not in bot.output() and not _used(bot.output()) and time.monotonic() < deadline:
             time.sleep(0.2)  # the image written in the background before the next restart
         rss = status_mb("VmHWM", bot.proc.pid)
-        used = "from its image" in bot.output()
+        used, delta = _used(bot.output()), LOADED[1] in bot.output()
     finally:
         stop(bot)
     return {"ready_seconds": round(ready, 3), "first_answer_seconds": round(first, 3), "rss_mb": round(rss, 1),
-            "image_used": used}  # fmt: skip
+            "image_used": used, "delta_applied": delta}  # fmt: skip
+
+
+def _used(log: str) -> bool:
+    return any(said in log for said in LOADED)
+
+
+def push_behind(db: str, count: int) -> float:
+    """Store `count` native deploy events, one delivery and one version step each, as the leader would
+    while this replica is down; the seconds it took."""
+    from bot.wiring import clock
+    from sync.push import PushIntake
+    from sync.sources.deploys import parse_deploys
+    from sync.store.database import make_engine
+    from sync.store.fact_store import Store
+    from sync.store.pushed import Delivery, store_deliveries
+
+    store = Store(make_engine(db))
+    source = PushIntake(store, clock, refresh=None).open("deploys")
+    run = uuid.uuid4().hex[:6]  # ids of their own: a second call on one database stores anew
+    began = time.perf_counter()
+    for i in range(count):
+        event = {"id": f"behind-{run}-{i}", "service": f"svc-{i % 5000 + 1}", "deployed_at": clock().isoformat()}
+        deploys = parse_deploys(source, f"restart bench push {i}", json.dumps(event)).deploys
+        assert len(deploys) == 1, event
+        assert store_deliveries(store, source, [Delivery(deploys, clock())])[0].added, event
+    store.engine.dispose()
+    return time.perf_counter() - began
 
 
 def formats(db: str) -> dict[str, Any]:
@@ -93,12 +127,16 @@ def main(argv: Sequence[str] | None = None) -> None:
             images = Path(scratch) / f"images-{name}"
             cold = restart(db, catalog.hub, images, Path(scratch) / f"{name}-cold.log", fake, f"{name}-cold")
             warm = restart(db, catalog.hub, images, Path(scratch) / f"{name}-warm.log", fake, f"{name}-warm")
-            results[name] = {"without_image": cold, "with_image": warm, "formats": formats(db)}
-            for label in ("without_image", "with_image"):
+            pushed = push_behind(db, BEHIND)
+            print(f"{name:>13} sqlite {BEHIND} pushed deploys stored, a version step each, in {pushed:.1f} s")
+            behind = restart(db, catalog.hub, images, Path(scratch) / f"{name}-behind.log", fake, f"{name}-behind")
+            results[name] = {"without_image": cold, "with_image": warm, f"image_{BEHIND}_steps_behind": behind,
+                             "formats": formats(db)}  # fmt: skip
+            for label in ("without_image", "with_image", f"image_{BEHIND}_steps_behind"):
                 r = results[name][label]
-                print(f"{name:>13} sqlite {label:>14}: ready {r['ready_seconds']:6.2f} s  first answer "
+                print(f"{name:>13} sqlite {label:>25}: ready {r['ready_seconds']:6.2f} s  first answer "
                       f"{r['first_answer_seconds']:6.2f} s  peak RSS {r['rss_mb']:6.0f} MB  "
-                      f"image used {r['image_used']}")  # fmt: skip
+                      f"image used {r['image_used']}{' with a delta' if r['delta_applied'] else ''}")  # fmt: skip
             for label, f in results[name]["formats"].items():
                 print(
                     f"{name:>13} {label:>24}: {f['mb']:7.1f} MB  write {f['write_s']:.2f} s  load {f['load_s']:.2f} s"
