@@ -36,6 +36,7 @@ with two processes busy 40% each, a ping-pong's p99 went from 0.30 to 4.35 ms, 4
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
@@ -189,7 +190,7 @@ def ask_answers(
         response = bots[replica].command(command, asks[command], fake.response_url(name))
         if response.status_code != 200:
             raise RuntimeError(f"{command} on the {replica}: HTTP {response.status_code}")
-        fake.wait_for(lambda name=name: fake.responses(name), timeout=60)
+        fake.wait_for(functools.partial(fake.responses, name), timeout=60)
         seconds[f"{replica} {command}"].append(time.perf_counter() - began)
     raise AssertionError("unreachable")
 
@@ -282,7 +283,10 @@ def measure(
 
         ask_answers(bots, fake, asks, for_seconds(2))  # warm: first answers build what later ones reuse
         baseline_seconds = min(BASELINE_SECONDS, seconds)
-        rss = lambda: {r: round(status_mb("VmRSS", b.proc.pid)) for r, b in bots.items()}  # noqa: E731
+
+        def rss() -> dict[str, int]:
+            return {r: round(status_mb("VmRSS", b.proc.pid)) for r, b in bots.items()}
+
         for number in range(rounds):
             asked("baseline", for_seconds(baseline_seconds))
             figures.setdefault("rss_mb", {"baseline": rss()})

@@ -4,6 +4,7 @@ deploys, the follower learns of them from the version's NOTIFY and a delta read 
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -61,7 +62,7 @@ def shown_after(bot: Bot, fake: FakeSlack, service: str, deploy_id: str, posted:
     while time.perf_counter() - posted < TIMEOUT:
         name = f"s-{uuid.uuid4().hex}"
         bot.command("/suspects", f"{service} 6h", fake.response_url(name))
-        fake.wait_for(lambda name=name: fake.responses(name), timeout=TIMEOUT)
+        fake.wait_for(functools.partial(fake.responses, name), timeout=TIMEOUT)
         shown = text_of(fake.responses(name)[0])
         if deploy_id in shown:
             return time.perf_counter() - posted

@@ -51,7 +51,7 @@ def measure(bot: Bot, fake: FakeSlack, hub: str, leaf: str) -> dict[str, Any]:
             # Full texts go up after their answers, in the gaps between them: all must still arrive.
             began = time.perf_counter()
             expected = before + SEQUENTIAL
-            fake.wait_for(lambda expected=expected: full_texts(fake) >= expected, timeout=120)
+            fake.wait_for(lambda: full_texts(fake) >= expected, timeout=120)  # noqa: B023 (waited on here)
             figures[label]["full_texts_done_after_last_answer_s"] = round(time.perf_counter() - began, 2)
     with ThreadPoolExecutor(max_workers=CONCURRENT) as pool:
         burst = list(

@@ -57,7 +57,7 @@ class Bot:
         self, body: str, content_type: str, *, secret: str = SECRET, age: float = 0, **headers: str
     ) -> httpx.Response:
         timestamp = str(int(time.time() - age))
-        signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
+        signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body) or ""
         sent = {
             "Content-Type": content_type,
             "X-Slack-Request-Timestamp": timestamp,
@@ -74,7 +74,7 @@ class Bot:
         }  # fmt: skip
         return self.post(urlencode(form), "application/x-www-form-urlencoded", **kw)
 
-    def event(self, event: dict[str, Any], *, event_id: str, **headers: str) -> httpx.Response:
+    def event(self, event: dict[str, Any], *, event_id: str, **headers: Any) -> httpx.Response:
         envelope = {
             "token": "x", "team_id": "T1", "api_app_id": "AOG", "type": "event_callback", "event_id": event_id,
             "event_time": int(time.time()), "event": event,

@@ -212,7 +212,10 @@ def test_an_oversized_answer_stays_within_slack_limits_and_attaches_the_rest(
     assert all(len(b.get("text", {}).get("text", "")) <= 3000 for b in blocks)
     assert sum(len(json.dumps(b)) for b in blocks) < 14_000
     assert "more" in text_of(response)
-    texts = lambda: [u for u in fake_slack.uploads() if u["filename"].endswith(".txt")]  # noqa: E731 (a picture too)
+
+    def texts() -> list[dict[str, Any]]:  # a picture is uploaded too
+        return [u for u in fake_slack.uploads() if u["filename"].endswith(".txt")]
+
     fake_slack.wait_for(texts, timeout=20)
     [upload] = texts()
     assert "worker-with-a-long-name-0399" in upload["content"]
@@ -265,7 +268,10 @@ def test_a_stale_source_is_announced_once_in_the_alert_channel(
     name = f"deploys:{tmp_path / 'missing-deploys.jsonl'}"
     bot_factory(sources=sources, ONCALL_GRAPH_ALERT_CHANNEL="COPSALERTS", ONCALL_GRAPH_SYNC_INTERVAL="1",
                 ONCALL_GRAPH_STALE_AFTER=f"{name}=1")  # fmt: skip
-    in_alert_channel = lambda: [m for m in fake_slack.posted("chat.postMessage") if m["channel"] == "COPSALERTS"]  # noqa: E731
+
+    def in_alert_channel() -> list[dict[str, Any]]:
+        return [m for m in fake_slack.posted("chat.postMessage") if m["channel"] == "COPSALERTS"]
+
     fake_slack.wait_for(in_alert_channel, timeout=30)
     time.sleep(3)  # several more sync ticks: the alert must not repeat
     [alert] = in_alert_channel()
