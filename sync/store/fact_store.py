@@ -203,13 +203,14 @@ class Store:
         return applied
 
     def _analyze_after(self, applied: Applied) -> None:
-        """Fresh planner statistics after a bulk change, as PostgreSQL advises after a bulk load."""
+        """Fresh planner statistics after a bulk change, as PostgreSQL advises after a bulk load (a user
+        that does not own the table gets a server warning and no statistics: the change stands)."""
         if applied.added + applied.retired < ANALYZE_AFTER or self.engine.dialect.name != "postgresql":
             return
         try:
             with self.engine.begin() as conn:
                 conn.exec_driver_sql("ANALYZE facts")
-        except SQLAlchemyError as exc:  # e.g. not the table's owner: autovacuum analyzes it later
+        except SQLAlchemyError as exc:  # a lost connection, a timeout: the change stands; autovacuum analyzes later
             log.warning(
                 "could not analyze the facts table after %d changed rows: %s", applied.added + applied.retired, exc
             )
