@@ -116,8 +116,9 @@ class SyncService:
                 if report.snapshot is not None and report.update is not None and report.update.how == REBUILD:
                     self._report_size(report.snapshot)
                     # After a rebuild only, as when following: an image written after a delta or an
-                    # unchanged tick would stall this replica's answers for the write (the pickling
-                    # holds the GIL: 1.4-2.9 s at 100k), every sync interval while pushes arrive.
+                    # unchanged tick would slow this replica's answers every sync interval while pushes
+                    # arrive (the pickling contends for the GIL for 1.4-2.9 s at 100k; an answer
+                    # during it took up to 0.8 s).
                     self._keep(report.snapshot, report.version)
                 if report.update is not None:
                     self._updated(report.update)
