@@ -22,7 +22,7 @@ import pickle
 import struct
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from sqlalchemy import Engine, select
 
@@ -58,13 +58,10 @@ def image_key(path: Path) -> dict[str, Any] | None:
     """The key an image says it has (header and key only read, nothing verified); None if unreadable."""
     try:
         with path.open("rb") as file:
-            header = file.read(HEADER.size)
-            if len(header) < HEADER.size or (fields := HEADER.unpack(header))[0] != MAGIC:
-                return None
-            found = json.loads(file.read(fields[1]))
-    except (OSError, ValueError):
+            key_length, _, _ = _header(file)
+            return _key_of(file.read(key_length))
+    except (OSError, ImageRejected):
         return None
-    return found if isinstance(found, dict) else None
 
 
 def read_image(path: Path, key: Mapping[str, Any]) -> Snapshot:
@@ -97,19 +94,9 @@ def _verified_payload(path: Path, key: Mapping[str, Any]) -> memoryview:
     pushed deploys finds one) is neither read whole nor hashed, 0.17 s at 100k entities."""
     try:
         with path.open("rb") as file:
-            size = os.fstat(file.fileno()).st_size
-            header = file.read(HEADER.size)
-            if len(header) < HEADER.size:
-                raise ImageRejected(f"truncated: {size} bytes")
-            magic, key_length, payload_length, digest = HEADER.unpack(header)
-            if magic != MAGIC:
-                raise ImageRejected("not an image of this format")
-            if size != HEADER.size + key_length + payload_length:
-                raise ImageRejected(
-                    f"truncated or padded: {size} bytes, the header says {HEADER.size + key_length + payload_length}"
-                )
+            key_length, payload_length, digest = _header(file)
             key_bytes = file.read(key_length)
-            _check_key(key_bytes, key)
+            _check_key(_key_of(key_bytes), key)
             payload = file.read(payload_length)
     except FileNotFoundError:
         raise ImageRejected("no image yet") from None
@@ -122,13 +109,33 @@ def _verified_payload(path: Path, key: Mapping[str, Any]) -> memoryview:
     return memoryview(payload)
 
 
-def _check_key(key_bytes: bytes, key: Mapping[str, Any]) -> None:
+def _header(file: BinaryIO) -> tuple[int, int, bytes]:
+    """(key length, payload length, digest) of the image open in `file`, whose size they must add up to."""
+    size = os.fstat(file.fileno()).st_size
+    header = file.read(HEADER.size)
+    if len(header) < HEADER.size:
+        raise ImageRejected(f"truncated: {size} bytes")
+    magic, key_length, payload_length, digest = HEADER.unpack(header)
+    if magic != MAGIC:
+        raise ImageRejected("not an image of this format")
+    if size != HEADER.size + key_length + payload_length:
+        raise ImageRejected(
+            f"truncated or padded: {size} bytes, the header says {HEADER.size + key_length + payload_length}"
+        )
+    return key_length, payload_length, digest
+
+
+def _key_of(key_bytes: bytes) -> dict[str, Any]:
     try:
         found = json.loads(key_bytes)
     except ValueError:
         raise ImageRejected("unreadable key") from None
     if not isinstance(found, dict):
         raise ImageRejected("unreadable key")
+    return found
+
+
+def _check_key(found: dict[str, Any], key: Mapping[str, Any]) -> None:
     if found != json.loads(encode_key(key)):
         differs = sorted(k for k in set(found) | set(key) if found.get(k) != key.get(k))
         raise ImageRejected("stale: " + ", ".join(f"{k} {found.get(k)!r}, now {key.get(k)!r}" for k in differs))
