@@ -63,21 +63,15 @@ def push_behind(db: str, count: int) -> float:
     """Store `count` native deploy events, one delivery and one version step each, as the leader would
     while this replica is down; the seconds it took."""
     from bot.wiring import clock
-    from sync.push import PushIntake
-    from sync.sources.deploys import parse_deploys
     from sync.store.database import make_engine
     from sync.store.fact_store import Store
-    from sync.store.pushed import Delivery, store_deliveries
+    from tests.sync.pushes import push_steps
 
     store = Store(make_engine(db))
-    source = PushIntake(store, clock, refresh=None).open("deploys")
     run = uuid.uuid4().hex[:6]  # ids of their own: a second call on one database stores anew
     began = time.perf_counter()
-    for i in range(count):
-        event = {"id": f"behind-{run}-{i}", "service": f"svc-{i % 5000 + 1}", "deployed_at": clock().isoformat()}
-        deploys = parse_deploys(source, f"restart bench push {i}", json.dumps(event)).deploys
-        assert len(deploys) == 1, event
-        assert store_deliveries(store, source, [Delivery(deploys, clock())])[0].added, event
+    push_steps(store, clock, ({"id": f"behind-{run}-{i}", "service": f"svc-{i % 5000 + 1}",
+                               "deployed_at": clock().isoformat()} for i in range(count)))  # fmt: skip
     store.engine.dispose()
     return time.perf_counter() - began
 

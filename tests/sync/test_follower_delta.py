@@ -16,7 +16,6 @@ import sqlalchemy
 
 from bot.render.json import blast_json, suspects_json
 from graph.blast import blast_radius
-from graph.facts import Citation, Deploy
 from graph.snapshot import Snapshot, SnapshotRef
 from graph.suspects import suspects
 from graph.warm import warm
@@ -24,14 +23,14 @@ from sync.deltas import Delta, deploy_delta
 from sync.lag import LogNotifier
 from sync.leader import EmbeddedLeadership, Leadership
 from sync.observer import NoObserver
-from sync.push import ENDPOINTS, PushIntake
+from sync.push import PushIntake
 from sync.refresh import load_snapshot
 from sync.schedule import SyncService, SyncSettings
 from sync.snapshot_images import SnapshotImages
 from sync.sources.registry import SourceSpec
 from sync.store.fact_store import Store
-from sync.store.pushed import Delivery, store_deliveries
 from sync.store.snapshot_image import image_key, read_image
+from tests.sync.pushes import push_steps
 from tests.sync.test_refresh import T0, Clock, write_docs
 
 AUTH, CACHE = "component:default/auth-service", "component:default/token-cache"
@@ -255,12 +254,8 @@ def test_an_image_more_than_a_thousand_pushes_behind_is_still_brought_up_by_its_
     _, _, _, _, _, specs, clock = setup
     path = tmp_path / "graph.snapshot"
     started_with_image(store, specs, clock, path)
-    push(store, clock, "busy-0")  # through the intake, which registers its source
-    source = ENDPOINTS["deploys"][0]
     pushed = [f"busy-{n}" for n in range(1_200)]
-    for deploy_id in pushed[1:]:  # each its own transaction and step, without the intake's 50 ms pacing
-        deploy = Deploy(deploy_id, "token cache", clock(), Citation(source, f"event {deploy_id}", deploy_id))
-        store_deliveries(store, source, [Delivery((deploy,), clock(), deploy_id)])
+    push_steps(store, clock, ({"id": i, "service": "token cache", "deployed_at": clock().isoformat()} for i in pushed))
     caplog.set_level(logging.INFO)
     restarted, seen = started_with_image(store, specs, clock, path)
     assert seen.hows == ["image"]
@@ -300,8 +295,8 @@ def test_an_image_kept_by_a_process_that_never_serves_holds_them_too(setup, stor
 
 
 def test_the_leaders_sync_writes_an_image_after_a_rebuild_only(setup, store: Store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """A write holds the GIL for its length (seconds at 100k): after a delta or an unchanged tick it
-    would stall the leader's answers every sync interval while pushes arrive. A start brings the
+    """A write contends for the GIL for seconds at 100k: after a delta or an unchanged tick it would
+    slow the leader's answers every sync interval while pushes arrive. A start brings the
     older image up by the delta instead."""
     *_, docs, specs, clock = setup
     path = tmp_path / "snapshot.image"
