@@ -8,10 +8,10 @@ The entry points import this module instead of each other: `bot.main` (the serve
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import weakref
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from bot.model.ports import Explainer, QuestionReader
 from bot.settings import Settings
 from graph.snapshot import Snapshot, SnapshotRef
 from graph.warm import warm
+from sync.collector import collector_paused
 from sync.snapshot_images import SnapshotImages
 from sync.sources.reading.limits import ReadLimits
 from sync.sources.registry import SourceAccess
@@ -108,17 +109,18 @@ def snapshot_ref() -> SnapshotRef:
     last: list[weakref.ref[Snapshot]] = []  # the snapshot prepared last (a weak reference: never kept alive)
 
     def prepare_to_serve(snapshot: Snapshot) -> None:
-        warm(snapshot)
         # The collector's full passes walked every object of the graph, millions at 100k entities:
         # 1-2 s with every thread stopped, at moments no one chose (often the first query after a
         # restart). Frozen, the graph is skipped by those passes. It is still freed when replaced:
         # a snapshot holds no reference cycles, so reference counting frees it, frozen or not.
-        # Only a new graph is frozen: a deploy delta or new marks share the frozen one's entities,
-        # and freezing at each of them (ten a second under pushes) would also freeze whatever
-        # garbage cycles were alive that moment, out of the collector's reach for good.
+        # Only a new graph is frozen, its indexes built with the collector paused: a deploy delta
+        # or new marks share the frozen one's entities, and freezing at each of them (ten a second
+        # under pushes) would also freeze whatever garbage cycles were alive that moment, out of
+        # the collector's reach for good.
         previous = last[0]() if last else None
-        if previous is None or snapshot.entities is not previous.entities:
-            gc.freeze()
+        new = previous is None or snapshot.entities is not previous.entities
+        with collector_paused(freeze=True) if new else nullcontext():
+            warm(snapshot)
         last[:] = [weakref.ref(snapshot)]
 
     return SnapshotRef(prepare=prepare_to_serve)

@@ -9,17 +9,23 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
+def collector_paused(*, freeze: bool = False) -> Iterator[None]:
     """Pause the cyclic garbage collector while building millions of objects that are all kept.
 
     Its full passes over every live object took half of a 100k-entity build (bench dense-100k:
     37 s with it, 21 s without) and a third of reading its catalog. Reference counting still
     frees everything; the collector is turned back on afterwards unless the caller had it off.
+
+    `freeze`: what is alive at the end is frozen (`gc.freeze`) before the collector runs again.
+    Everything made while paused stays in the young generation, and the next three passes walked
+    it (a rebuild at 100k: 140-270 ms each, every thread stopped, beside the answers).
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
+        if freeze:
+            gc.freeze()
     finally:
         if enabled:
             gc.enable()

@@ -208,18 +208,20 @@ def load_snapshot(
     # Read before the facts: the snapshot holds at least what this version holds (a delta that
     # would add a deploy it already has is refused by `with_deploys`, and the graph is rebuilt).
     version = store.graph_version() if as_of is None else -1
-    batches: list[SourceFacts] = store.load_facts(as_of=as_of)
-    states = store.source_states()
-    wanted = in_graph(names, states)
-    if names:
-        batches = [b for b in batches if b.source in wanted]
-    # Edges an admin approved belong to no configured source, so every graph carries them.
-    if (reviewed := ReviewStore(store).approved_facts(as_of=as_of)) is not None:
-        batches.append(reviewed)
-    if not batches:
-        return None
-    marks = source_marks(s for s in states.values() if not names or s.name in wanted)
-    with collector_paused():
+    # One pause from the first fact read to the built graph, then the current graph frozen: the
+    # collector's first passes after a pause walked everything made in it (sync.collector).
+    with collector_paused(freeze=as_of is None):
+        batches: list[SourceFacts] = store.load_facts(as_of=as_of)
+        states = store.source_states()
+        wanted = in_graph(names, states)
+        if names:
+            batches = [b for b in batches if b.source in wanted]
+        # Edges an admin approved belong to no configured source, so every graph carries them.
+        if (reviewed := ReviewStore(store).approved_facts(as_of=as_of)) is not None:
+            batches.append(reviewed)
+        if not batches:
+            return None
+        marks = source_marks(s for s in states.values() if not names or s.name in wanted)
         return build_snapshot(batches, built_at=as_of or clock(), marks=marks, version=version)
 
 
