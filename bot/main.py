@@ -197,7 +197,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
         notifier = SlackLagNotifier(client, settings.alert_channel, deps.poster)
     service = SyncService(
         specs, store, ref, clock, leadership_for(store.engine), notifier, sync_settings(settings),
-        observer=SyncTelemetry(deps.metrics), images=snapshot_images(settings, store),
+        observer=SyncTelemetry(deps.metrics), images=snapshot_images(settings, store, deps.work_slots.make_way),
+        make_way=deps.work_slots.make_way,
     )  # fmt: skip
     service.load()
     log.info("serving graph version %s", store.graph_version())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import weakref
+from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +21,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bot.model.ports import Explainer, QuestionReader
 from bot.settings import Settings
+from graph.background import Step
 from graph.snapshot import Snapshot, SnapshotRef
 from graph.warm import warm
 from sync.collector import collector_paused
@@ -80,14 +82,17 @@ def image_path(url: str, folder: str) -> Path | None:
     return (Path(folder) if folder else cache) / f"oncall-graph-{named}.snapshot"
 
 
-def snapshot_images(settings: Settings, store: Store) -> SnapshotImages | None:
-    """The image keeper of the store, unless ONCALL_GRAPH_SNAPSHOT_DIR=off or its database is in memory."""
+def snapshot_images(
+    settings: Settings, store: Store, make_way: Callable[[], Step] | None = None
+) -> SnapshotImages | None:
+    """The image keeper of the store, unless ONCALL_GRAPH_SNAPSHOT_DIR=off or its database is in memory;
+    `make_way`: the step of each write (`graph.background`)."""
     url = store.engine.url.render_as_string(hide_password=True)
     try:
         path = image_path(url, settings.snapshot_dir)
     except ArgumentError:
         return None
-    return None if path is None else SnapshotImages(store, path, clock, shown_url(url))
+    return None if path is None else SnapshotImages(store, path, clock, shown_url(url), make_way)
 
 
 def model(settings: Settings) -> tuple[Explainer, QuestionReader] | None:

@@ -8,6 +8,7 @@ from functools import cached_property
 
 import numpy as np
 
+from graph.background import stepping
 from graph.compiled import UNREACHED, BoolArray, IntArray, best_parents, reverse_levels, walk_index
 from graph.edges import EdgeFacts
 from graph.redaction import redact_path
@@ -239,7 +240,10 @@ def system_parts(snapshot: Snapshot) -> SystemParts:
     if parts is None:
         position = walk_index(snapshot).position
         systems = sorted(ref for ref in snapshot.in_edges if ref.startswith("system:"))
-        found = {ref: sorted(position[e.src] for e in snapshot.in_edges[ref] if e.rel == PART_OF) for ref in systems}
+        found = {
+            ref: sorted(position[e.src] for e in snapshot.in_edges[ref] if e.rel == PART_OF)
+            for ref in stepping(systems)
+        }
         found = {ref: p for ref, p in found.items() if p}
         sizes = np.fromiter((len(p) for p in found.values()), dtype=np.int64, count=len(found))
         flat = np.fromiter((i for p in found.values() for i in p), dtype=np.int64, count=int(sizes.sum()))

@@ -9,6 +9,7 @@ from datetime import datetime
 from operator import attrgetter
 from types import MappingProxyType
 
+from graph.background import stepping
 from graph.deploy_targets import DeployTargetIndex, deploy_target_index, place_deploy, problem_order
 from graph.edges import EdgeFacts, new_edge_facts
 from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts, SourceMark
@@ -58,12 +59,13 @@ def _build(
     name_targets = _name_targets(claims)
     namer = _Namer(work, claims, name_targets)
 
-    pending = [p for batch in batches for a in batch.assertions if (p := _resolve_assertion(work, namer, a))]
+    assertions = (a for batch in batches for a in batch.assertions)
+    pending = [p for a in stepping(assertions) if (p := _resolve_assertion(work, namer, a))]
     namer.create_placeholders()
-    resolved = [namer.final(p) for p in pending]
+    resolved = [namer.final(p) for p in stepping(pending)]
     live = [a for a in resolved if not a.held]
     held = tuple(a for a in resolved if a.held)
-    for a in live:
+    for a in stepping(live):
         if not a.by_name and (a.dst not in work.entities or a.src not in work.entities):
             _ensure_dangling(work, a.dst, a.citation)
             _ensure_dangling(work, a.src, a.citation)
@@ -111,7 +113,7 @@ def collect_passages(batches: Iterable[SourceFacts]) -> tuple[Passage, ...]:
 
 
 def _add_entities(work: _Work, entities: Iterable[Entity]) -> None:
-    for entity in entities:
+    for entity in stepping(entities):
         first = work.entities.get(entity.ref)
         if first is None:
             work.entities[entity.ref] = entity
@@ -128,7 +130,7 @@ def _identifiers(entities: Mapping[str, Entity]) -> list[tuple[str, str]]:
     `user:guest` is `user:default/guest`, never `user:development/guest`.
     """
     found: list[tuple[str, str]] = []
-    for ref, e in entities.items():
+    for ref, e in stepping(entities.items()):
         found += [(ref, ref), (f"{e.namespace}/{e.name}", ref)]
         if e.namespace == "default":
             found.append((f"{e.kind}:{e.name}", ref))
@@ -159,7 +161,7 @@ def _unshadowed_index(
 
 def _entity_names(entities: Mapping[str, Entity], claims: Iterable[AliasClaim]) -> list[tuple[str, str]]:
     names: list[tuple[str, str]] = []
-    for ref, e in entities.items():
+    for ref, e in stepping(entities.items()):
         names.append((e.name, ref))
         if e.title:
             names.append((e.title, ref))
@@ -310,7 +312,7 @@ def _ensure_dangling(work: _Work, ref: str, citation: Citation) -> None:
 
 def _soft_pairs(work: _Work, index: AliasIndex) -> set[tuple[str, str]]:
     pairs: set[tuple[str, str]] = set()
-    for ref, entity in work.entities.items():
+    for ref, entity in stepping(work.entities.items()):
         for text in entity.annotations.get(SOFT_ANNOTATION, "").split(","):
             if not text.strip():
                 continue
@@ -343,7 +345,7 @@ def _merge_edges(
     # rest (a list per edge cost 90 MB at a million edges).
     first: dict[tuple[str, str, str], Assertion] = {}
     more: dict[tuple[str, str, str], list[Assertion]] = defaultdict(list)
-    for a in assertions:
+    for a in stepping(assertions):
         if a.src != a.dst and first.setdefault(key := (a.src, a.rel, a.dst), a) is not a:
             more[key].append(a)
     out_lists: dict[str, list[EdgeFacts]] = defaultdict(list)
@@ -352,7 +354,7 @@ def _merge_edges(
     # a million more objects for the collector to walk (bench dense-100k). Keyed by id: every
     # assertion, so every citation, stays alive until the edges are built.
     alone: dict[int, tuple[Citation]] = {}
-    for key, a in first.items():
+    for key, a in stepping(first.items()):
         if key in more:
             facts = _edge_facts(key, [a, *more[key]], soft_pairs)
         else:
@@ -361,8 +363,8 @@ def _merge_edges(
         out_lists[facts.src].append(facts)
         in_lists[facts.dst].append(facts)
     by_dst, by_src = attrgetter("rel", "dst"), attrgetter("rel", "src")  # C-level keys: 1 s less per million edges
-    out_edges = {k: tuple(sorted(v, key=by_dst)) for k, v in out_lists.items()}
-    in_edges = {k: tuple(sorted(v, key=by_src)) for k, v in in_lists.items()}
+    out_edges = {k: tuple(sorted(v, key=by_dst)) for k, v in stepping(out_lists.items())}
+    in_edges = {k: tuple(sorted(v, key=by_src)) for k, v in stepping(in_lists.items())}
     return out_edges, in_edges, len(first)
 
 
@@ -412,7 +414,7 @@ def _unknown_owners(
     entities: Mapping[str, Entity], out_edges: Mapping[str, tuple[EdgeFacts, ...]]
 ) -> tuple[Problem, ...]:
     found = []
-    for edges in out_edges.values():
+    for edges in stepping(out_edges.values()):
         for e in edges:
             owner = entities.get(e.dst)
             if e.rel == OWNED_BY and (owner is None or owner.placeholder):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from graph.background import stepping
 from graph.relations import propagates
 
 if TYPE_CHECKING:
@@ -57,9 +58,9 @@ def compile_walk_index(snapshot: Snapshot) -> WalkIndex:
     position = {ref: i for i, ref in enumerate(refs)}
     # Columns first, then grouped by sorting: a dict of pairs filled edge by edge took 4 s and
     # 300 MB at a million edges (bench dense-100k).
-    edges = [e for edges in snapshot.out_edges.values() for e in edges if propagates(e.rel)]
-    dependency = np.fromiter((position[e.dst] for e in edges), dtype=np.int64, count=len(edges))
-    dependent = np.fromiter((position[e.src] for e in edges), dtype=np.int64, count=len(edges))
+    edges = [e for edges in stepping(snapshot.out_edges.values()) for e in edges if propagates(e.rel)]
+    dependency = np.fromiter((position[e.dst] for e in stepping(edges)), dtype=np.int64, count=len(edges))
+    dependent = np.fromiter((position[e.src] for e in stepping(edges)), dtype=np.int64, count=len(edges))
     soft = np.fromiter((e.soft for e in edges), dtype=bool, count=len(edges))
     rank = np.fromiter((e.rank for e in edges), dtype=np.int64, count=len(edges))
     del edges

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
+from graph.background import stepping
 from graph.facts import Deploy, Entity, Problem
 from graph.naming.names import AliasIndex, Resolution, loose, match, resolve
 from graph.snapshot import Snapshot
@@ -97,7 +98,7 @@ def deploy_target_index(entities: Mapping[str, Entity]) -> DeployTargetIndex:
     keys: dict[str, list[str]] = defaultdict(list)
     kubernetes: dict[str, list[str]] = defaultdict(list)
     defined = []
-    for ref, entity in entities.items():
+    for ref, entity in stepping(entities.items()):
         if entity.placeholder:
             continue
         defined.append(ref)

@@ -7,13 +7,15 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, timedelta
 from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from graph.background import Step, paced
 from graph.freshness import LagTransition, StalePolicy, judge
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.deltas import REBUILD, Update
@@ -58,6 +60,7 @@ class SyncService:
         settings: SyncSettings,
         observer: SyncObserver | None = None,
         images: SnapshotImages | None = None,
+        make_way: Callable[[], Step] | None = None,
     ) -> None:
         self.specs, self.store, self.ref, self.clock = tuple(specs), store, ref, clock
         self.leadership, self.notifier, self.settings = leadership, notifier, settings
@@ -65,6 +68,11 @@ class SyncService:
         self.images = images  # the snapshot kept as a file: loaded at start, written after each build
         self._seen_version = -1
         self._lock = threading.Lock()  # a sync and a follow never rebuild at the same time
+        # A step for each job after the start (a sync, a follow, a delta), letting answers go first.
+        self.make_way = make_way
+
+    def _job(self) -> AbstractContextManager[None]:
+        return paced(self.make_way() if self.make_way is not None else None)
 
     @property
     def names(self) -> list[str]:
@@ -95,6 +103,10 @@ class SyncService:
             log.exception("reporting the graph's size failed")
 
     def tick(self) -> SyncReport | None:
+        with self._job():
+            return self._tick()
+
+    def _tick(self) -> SyncReport | None:
         if not self.leadership.try_lead():
             self._follow()
             return None
@@ -146,7 +158,8 @@ class SyncService:
 
     def follow(self) -> None:
         """Rebuild when another replica moved the graph version; else just refresh freshness marks."""
-        self._follow(wait=False)
+        with self._job():
+            self._follow(wait=False)
         # Every replica watches lag; the database lets exactly one of them announce each transition.
         self.check_lag()
 
@@ -183,14 +196,15 @@ class SyncService:
     def wake(self) -> None:
         """The graph version moved (announced, or seen by the short poll): follow it now. Waits
         for a rebuild under way, then does nothing when that rebuild already caught up."""
-        with self._lock:
+        with self._job(), self._lock:
             version = self.store.graph_version()
             if self.ref.current() is None or version != self._seen_version:
                 self._follow_locked(version)
 
     def catch_up(self) -> None:
         """Bring the snapshot to the graph version now (a pushed deploy stored on this replica): the
-        deploy rows of the steps since are read back from the store and joined as a delta."""
+        deploy rows of the steps since are read back from the store and joined as a delta. Not
+        paced: it runs on a request's thread, which may itself count as an answer."""
         self._follow()
 
     def _updated(self, update: Update) -> None:

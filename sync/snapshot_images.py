@@ -17,13 +17,14 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy
 
 import graph
+from graph.background import Step, paced
 from graph.facts import SourceMark
 from graph.snapshot import Snapshot
 from graph.warm import warm
@@ -59,8 +60,11 @@ def code_version() -> str:
 class SnapshotImages:
     """The image of one database's graph at `path`; `load` at start, `keep` after every build."""
 
-    def __init__(self, store: Store, path: Path, clock: Clock, database: str) -> None:
+    def __init__(
+        self, store: Store, path: Path, clock: Clock, database: str, make_way: Callable[[], Step] | None = None
+    ) -> None:
         self.store, self.path, self.clock = store, path, clock
+        self.make_way = make_way  # a step for each write, letting answers go first (`graph.background`)
         self.database = hashlib.sha256(database.encode()).hexdigest()[:16]
         self._pending: tuple[Snapshot, tuple[str, ...], int] | None = None
         self._lock = threading.Lock()
@@ -160,7 +164,8 @@ class SnapshotImages:
                 if pending is None:
                     return
             try:
-                self._write(*pending)
+                with paced(self.make_way() if self.make_way is not None else None):
+                    self._write(*pending)
             except Exception:  # an image is an optimisation: a failed write never stops serving
                 log.exception("snapshot image %s not written", self.path)
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
 
+from graph.background import Step
+
 ANSWER_SLOTS = 2  # the machine's cores
 LONGEST_PAUSE = 1.0  # seconds background work waits for answers at one step, so it always moves on
+JOB_BUDGET = 10.0  # seconds a sync job (a rebuild, an image write) waits for answers in all
 
 
 class AnswerSlots:
@@ -16,8 +20,8 @@ class AnswerSlots:
 
     Walking and formatting run under one GIL: a few at a time keeps the cheap acks of a burst of
     commands prompt (bench: with 50 running at once, acks neared Slack's 3 s limit). Background
-    work (attachments) calls `step_aside` between small steps, so it runs in the gaps between
-    answers instead of halving the speed of the answer being computed.
+    work (attachments, and the sync's jobs through `make_way`) calls `step_aside` between small
+    steps, so it runs in the gaps between answers instead of slowing the answer being computed.
     """
 
     def __init__(self, slots: int = ANSWER_SLOTS, *, longest_pause: float = LONGEST_PAUSE) -> None:
@@ -65,3 +69,14 @@ class AnswerSlots:
         wait = self.longest_pause if longest is None else min(longest, self.longest_pause)
         with self._quiet:
             self._quiet.wait_for(lambda: self._answering == 0, timeout=max(wait, 0.0))
+
+    def make_way(self, budget: float = JOB_BUDGET) -> Step:
+        """The step of one background job (`graph.background.paced`): while answers run or wait, wait
+        for them, for at most `budget` seconds over the whole job, so a busy replica still syncs."""
+        deadline = time.monotonic() + budget
+
+        def step() -> None:
+            if self._answering and (left := deadline - time.monotonic()) > 0:
+                self.step_aside(left)
+
+        return step

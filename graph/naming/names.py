@@ -20,6 +20,7 @@ from itertools import compress
 from operator import is_not, itemgetter
 from types import MappingProxyType
 
+from graph.background import stepping
 from graph.naming.suggest import Choices, loosely, query_words, rank
 
 ARTICLES = frozenset({"the", "a", "an"})
@@ -151,9 +152,9 @@ class AliasIndex:
         named, identifiers = list(names), list(exact)
         texts, refs = list(map(_TEXT, named)), list(map(_REF, named))
         ones = {ref: frozenset((ref,)) for ref in dict.fromkeys([*refs, *map(_REF, identifiers)])}
-        key_of = {text: exact_key(text) for text in dict.fromkeys(texts)}
+        key_of = {text: exact_key(text) for text in stepping(dict.fromkeys(texts))}
         exact_keys, exact_refs = _keyed(list(map(key_of.__getitem__, texts)), refs)
-        exact_keys += map(exact_key, map(_TEXT, identifiers))  # taken as they are, even when empty
+        exact_keys += map(exact_key, map(_TEXT, stepping(identifiers)))  # taken as they are, even when empty
         exact_refs += map(_REF, identifiers)
         self._exact: Mapping[str, frozenset[str]] = MappingProxyType(_tier(exact_keys, exact_refs, ones))
         self._names: tuple[list[str], list[str], dict[str, frozenset[str]]] | None = (texts, refs, ones)
@@ -258,7 +259,7 @@ class _LooserTiers:
 def _looser_tiers(texts: list[str], refs: list[str], ones: dict[str, frozenset[str]]) -> _LooserTiers:
     """The canonical and loose tiers of the names `texts` of `refs` (`ones[ref]`: the frozenset of `ref`)."""
     # One normalization per distinct text (bench: a third of a 100k build was here).
-    keys_of = {text: _looser_keys(text) for text in dict.fromkeys(texts)}
+    keys_of = {text: _looser_keys(text) for text in stepping(dict.fromkeys(texts))}
     keys = list(map(keys_of.__getitem__, texts))
     suggestable = _tier(list(map(_CANONICAL, keys)), refs, ones)
     canonical = {key: claimants for key, claimants in suggestable.items() if key} if "" in suggestable else suggestable

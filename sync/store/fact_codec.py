@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from graph.background import stepping
 from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts
 
 ENTITY, ASSERTION, DEPLOY, ALIAS, PROBLEM = "entity", "assertion", "deploy", "alias", "problem"
@@ -205,7 +206,7 @@ class FactDecoder:
     def add(self, rows: Iterable[tuple[str, str]]) -> None:
         by_kind = {kind: (self._decoded[kind].append, _DECODERS[kind]) for kind in _CLASSES}
         citations, loads = self._citations, orjson.loads
-        for kind, payload in rows:
+        for kind, payload in stepping(rows):
             append, decode = by_kind[kind]
             append(decode(loads(payload), citations))
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from itertools import chain
 from typing import Any
 
+from graph.background import stepping
 from graph.edges import EdgeFacts
 from graph.snapshot import Snapshot
 from sync.collector import keep_for_good
@@ -41,7 +42,9 @@ class PickledValues(Mapping[str, Any]):
         if isinstance(mapping, PickledValues):
             return mapping  # loaded from an image and written again: its values are pickled already
         keys = list(mapping)
-        chunks = [_dumps({key: mapping[key] for key in keys[at : at + CHUNK]}) for at in range(0, len(keys), CHUNK)]
+        # Chunk by chunk, these are most of an image's write: answers may go first between them.
+        starts = stepping(range(0, len(keys), CHUNK), every=4)
+        chunks = [_dumps({key: mapping[key] for key in keys[at : at + CHUNK]}) for at in starts]
         return cls({key: at // CHUNK for at, key in enumerate(keys)}, chunks)
 
     def __getitem__(self, key: str) -> Any:
@@ -97,8 +100,10 @@ class EdgesInto(Mapping[str, tuple[EdgeFacts, ...]]):
         read through `PickledValues.of(out_edges)`."""
         if isinstance(in_edges, EdgesInto) and in_edges.out is out_edges:
             return in_edges  # loaded from an image and written again
-        place = {id(e): (src, at) for src, edges in out_edges.items() for at, e in enumerate(edges)}
-        places = {dst: tuple(chain.from_iterable(place[id(e)] for e in edges)) for dst, edges in in_edges.items()}
+        place = {id(e): (src, at) for src, edges in stepping(out_edges.items()) for at, e in enumerate(edges)}
+        places = {
+            dst: tuple(chain.from_iterable(place[id(e)] for e in edges)) for dst, edges in stepping(in_edges.items())
+        }
         return cls(PickledValues.of(out_edges), PickledValues.of(places))
 
     def __getitem__(self, key: str) -> tuple[EdgeFacts, ...]:

@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 from sqlalchemy import Engine, select
 
+from graph.background import step
 from graph.snapshot import Snapshot
 from sync.store import schema
 from sync.store.image_maps import SnapshotPickler
@@ -143,9 +144,17 @@ def _check_key(found: dict[str, Any], key: Mapping[str, Any]) -> None:
 
 def dumps(snapshot: Snapshot) -> bytes:
     """The snapshot with its derived indexes, pickled (protocol 5) by the image's rules."""
-    buffer = io.BytesIO()
+    buffer = _SteppingBuffer()
     SnapshotPickler(buffer).dump(snapshot)
     return buffer.getvalue()
+
+
+class _SteppingBuffer(io.BytesIO):
+    """The pickler writes a frame of 64 KB at a time: a step between frames lets answers go first."""
+
+    def write(self, data: Any) -> int:
+        step()
+        return super().write(data)
 
 
 def write_image(path: Path, key: Mapping[str, Any], snapshot: Snapshot) -> None:
