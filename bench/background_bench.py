@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from bench.generate import OUT, SCENARIOS, ensure_catalog
-from bench.sync_bench import run_cli, scenario_names
+from bench.generate import OUT
+from bench.sync_bench import scenario_names, synced_sqlite
 from bot.main import SWITCH_INTERVAL
 from bot.query.blast import answer_blast
 from bot.query.bundle import BlastQuery
@@ -122,19 +120,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     names = scenario_names(argv, __doc__ or "")
     sys.setswitchinterval(SWITCH_INTERVAL)
     results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as scratch:
-        for name in names:
-            catalog = ensure_catalog(SCENARIOS[name])
-            db = f"sqlite:///{Path(scratch) / f'{name}.db'}"
-            run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
-            results[name] = found = scenario(db, catalog.hub)
-            q = found["quiet"]
-            print(f"{name:>13} {'quiet':>20}: {q['answers']:3} answers  p50 {q['p50_ms']:6.1f}  p90 "
-                  f"{q['p90_ms']:6.1f}  max {q['max_ms']:6.1f} ms")  # fmt: skip
-            for label, r in found.items():
-                if label != "quiet":
-                    print(f"{name:>13} {label:>20}: {r['answers']:3} answers  p50 {r['p50_ms']:6.1f}  p90 "
-                          f"{r['p90_ms']:6.1f}  max {r['max_ms']:6.1f} ms  (the job {r['job_s']:.2f} s)")  # fmt: skip
+    for name, catalog, db, _ in synced_sqlite(names):
+        results[name] = found = scenario(db, catalog.hub)
+        q = found["quiet"]
+        print(f"{name:>13} {'quiet':>20}: {q['answers']:3} answers  p50 {q['p50_ms']:6.1f}  p90 "
+              f"{q['p90_ms']:6.1f}  max {q['max_ms']:6.1f} ms")  # fmt: skip
+        for label, r in found.items():
+            if label != "quiet":
+                print(f"{name:>13} {label:>20}: {r['answers']:3} answers  p50 {r['p50_ms']:6.1f}  p90 "
+                      f"{r['p90_ms']:6.1f}  max {r['max_ms']:6.1f} ms  (the job {r['job_s']:.2f} s)")  # fmt: skip
     OUT.mkdir(exist_ok=True)
     (OUT / "background_results.json").write_text(json.dumps(results, indent=2))
 

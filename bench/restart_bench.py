@@ -13,16 +13,15 @@ Slack (start, load, warm, answer); peak RSS is the serving process's VmHWM just 
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.generate import OUT, SCENARIOS, ensure_catalog
+from bench.generate import OUT
 from bench.measure import status_mb
-from bench.sync_bench import run_cli, scenario_names
+from bench.sync_bench import scenario_names, synced_sqlite
 from tests.e2e.conftest import SECRET, start_bot, stop
 from tests.fakes.slack_api import FakeSlack, slack_api
 
@@ -113,17 +112,14 @@ def _protocol_4(snapshot: Any) -> bytes:
 def main(argv: Sequence[str] | None = None) -> None:
     names = scenario_names(argv, __doc__ or "")
     results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as scratch, slack_api() as fake:
-        for name in names:
-            catalog = ensure_catalog(SCENARIOS[name])
-            db = f"sqlite:///{Path(scratch) / f'{name}.db'}"
-            run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
-            images = Path(scratch) / f"images-{name}"
-            cold = restart(db, catalog.hub, images, Path(scratch) / f"{name}-cold.log", fake, f"{name}-cold")
-            warm = restart(db, catalog.hub, images, Path(scratch) / f"{name}-warm.log", fake, f"{name}-warm")
+    with slack_api() as fake:
+        for name, catalog, db, scratch in synced_sqlite(names):
+            images = scratch / f"images-{name}"
+            cold = restart(db, catalog.hub, images, scratch / f"{name}-cold.log", fake, f"{name}-cold")
+            warm = restart(db, catalog.hub, images, scratch / f"{name}-warm.log", fake, f"{name}-warm")
             pushed = push_behind(db, BEHIND)
             print(f"{name:>13} sqlite {BEHIND} pushed deploys stored, a version step each, in {pushed:.1f} s")
-            behind = restart(db, catalog.hub, images, Path(scratch) / f"{name}-behind.log", fake, f"{name}-behind")
+            behind = restart(db, catalog.hub, images, scratch / f"{name}-behind.log", fake, f"{name}-behind")
             results[name] = {"without_image": cold, "with_image": warm, f"image_{BEHIND}_steps_behind": behind,
                              "formats": formats(db)}  # fmt: skip
             for label in ("without_image", "with_image", f"image_{BEHIND}_steps_behind"):

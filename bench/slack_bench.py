@@ -8,16 +8,14 @@ sequentially and 50 at once, against `oncall-graph serve` on a synced catalog.
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
-from bench.generate import OUT, SCENARIOS, ensure_catalog
+from bench.generate import OUT
 from bench.measure import summary_ms
-from bench.sync_bench import run_cli, scenario_names
+from bench.sync_bench import scenario_names, synced_sqlite
 from tests.e2e.conftest import SECRET, Bot, start_bot, stop
 from tests.fakes.slack_api import FakeSlack, slack_api
 
@@ -67,31 +65,27 @@ def measure(bot: Bot, fake: FakeSlack, hub: str, leaf: str) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> None:
     names = scenario_names(argv, __doc__ or "")
     results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as scratch:
-        for name in names:
-            catalog = ensure_catalog(SCENARIOS[name])
-            db = f"sqlite:///{Path(scratch) / f'{name}.db'}"
-            run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
-            with slack_api() as fake:
-                bot = start_bot(
-                    Path(scratch) / f"{name}.log",
-                    PORT="0", SLACK_BOT_TOKEN="xoxb-bench", SLACK_SIGNING_SECRET=SECRET, SLACK_API_URL=fake.url,
-                    DATABASE_URL=db, ONCALL_GRAPH_SYNC_INTERVAL="3600",
-                )  # fmt: skip
-                try:
-                    results[name] = measure(bot, fake, catalog.hub, catalog.leaf)
-                finally:
-                    stop(bot)
-            for label in ("hub", "leaf"):
-                f = results[name][label]
-                print(f"{name:>13} /blast-radius {label:>4}: p50 {f['p50']:7.1f} ms  p99 {f['p99']:7.1f} ms")
-            drained = results[name]["hub"]["full_texts_done_after_last_answer_s"]
-            print(f"{name:>13} every hub full text was uploaded {drained} s after the last answer")
-            burst = results[name]["burst_50"]
-            print(
-                f"{name:>13} 50 at once: slowest ack {burst['ack_max_ms']:.0f} ms, answered p50 "
-                f"{burst['answered']['p50']:.0f} ms p99 {burst['answered']['p99']:.0f} ms"
-            )
+    for name, catalog, db, scratch in synced_sqlite(names):
+        with slack_api() as fake:
+            bot = start_bot(
+                scratch / f"{name}.log",
+                PORT="0", SLACK_BOT_TOKEN="xoxb-bench", SLACK_SIGNING_SECRET=SECRET, SLACK_API_URL=fake.url,
+                DATABASE_URL=db, ONCALL_GRAPH_SYNC_INTERVAL="3600",
+            )  # fmt: skip
+            try:
+                results[name] = measure(bot, fake, catalog.hub, catalog.leaf)
+            finally:
+                stop(bot)
+        for label in ("hub", "leaf"):
+            f = results[name][label]
+            print(f"{name:>13} /blast-radius {label:>4}: p50 {f['p50']:7.1f} ms  p99 {f['p99']:7.1f} ms")
+        drained = results[name]["hub"]["full_texts_done_after_last_answer_s"]
+        print(f"{name:>13} every hub full text was uploaded {drained} s after the last answer")
+        burst = results[name]["burst_50"]
+        print(
+            f"{name:>13} 50 at once: slowest ack {burst['ack_max_ms']:.0f} ms, answered p50 "
+            f"{burst['answered']['p50']:.0f} ms p99 {burst['answered']['p99']:.0f} ms"
+        )
     OUT.mkdir(exist_ok=True)
     (OUT / "slack_results.json").write_text(json.dumps(results, indent=2))
 

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.generate import OUT, SCENARIOS, ensure_catalog
+from bench.generate import OUT, SCENARIOS, Catalog, ensure_catalog
 from tests.e2e.conftest import SECRET, start_bot, stop
 from tests.fakes.postgres_server import create_database, postgres_cluster
 from tests.fakes.slack_api import slack_api
@@ -46,6 +46,17 @@ def scratch_folder() -> Iterator[Path]:
                 os.environ.pop("XDG_CACHE_HOME", None)
             else:
                 os.environ["XDG_CACHE_HOME"] = before
+
+
+def synced_sqlite(names: Sequence[str]) -> Iterator[tuple[str, Catalog, str, Path]]:
+    """(name, catalog, database URL, scratch folder) per scenario: its catalog synced into a fresh
+    SQLite file of one throwaway folder, which lives until the last is taken."""
+    with scratch_folder() as scratch:
+        for name in names:
+            catalog = ensure_catalog(SCENARIOS[name])
+            db = f"sqlite:///{scratch / f'{name}.db'}"
+            run_cli("--catalog", str(catalog.folder), "--db", db, "sync")
+            yield name, catalog, db, scratch
 
 
 def run_cli(*args: str) -> dict[str, float]:
