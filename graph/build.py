@@ -12,9 +12,22 @@ from types import MappingProxyType
 from graph.background import stepping
 from graph.deploy_targets import DeployTargetIndex, deploy_target_index, place_deploy, problem_order
 from graph.edges import EdgeFacts, new_edge_facts
-from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts, SourceMark
+from graph.evidence import OBSERVED
+from graph.facts import (
+    AliasClaim,
+    Assertion,
+    CallCount,
+    Citation,
+    Deploy,
+    Entity,
+    Passage,
+    Problem,
+    SourceFacts,
+    SourceMark,
+)
 from graph.naming.names import AliasIndex, exact_key, loose, match, slug
 from graph.naming.refs import RefError, format_ref, split_ref
+from graph.observed import ServiceNames, UnknownService, declared_pairs, observed_edges
 from graph.relations import OWNED_BY, RUNTIME_KINDS, propagates
 from graph.snapshot import Hygiene, Snapshot
 
@@ -38,6 +51,7 @@ def build_snapshot(
     built_at: datetime,
     marks: Mapping[str, SourceMark] | None = None,
     version: int = -1,
+    calls: Mapping[str, CallCount] | None = None,
 ) -> Snapshot:
     """One edge per (src, rel, dst) with every citation; weight = distinct sources; refs all resolved.
 
@@ -45,7 +59,8 @@ def build_snapshot(
     reported in `hygiene`, never silently dropped. A large graph is millions of objects: the
     process pauses its garbage collector around the build (`sync.collector`), not this module.
     """
-    return _build(tuple(batches), built_at, marks, version)
+    snapshot = _build(tuple(batches), built_at, marks, version)
+    return snapshot if calls is None else snapshot.with_marks(snapshot.marks, calls=calls)
 
 
 def _build(
@@ -75,6 +90,7 @@ def _build(
     named = _entity_names(work.entities, claims) + namer.spellings() + namer.claimed_names()
     final_index = _unshadowed_index(dict.fromkeys(named), _identifiers(work.entities), work.entities)
     soft_pairs = _soft_pairs(work, final_index)
+    live, unknown_services = _with_observed(work, final_index, live, batches)
     out_edges, in_edges, count = _merge_edges(live, soft_pairs)
     deploys, unresolved = _attach_deploys(work, final_index, name_targets, batches)
     hygiene = Hygiene(
@@ -100,7 +116,20 @@ def _build(
         version=version,
         deploy_names=MappingProxyType(name_targets),
         deploy_ids=MappingProxyType(Counter(d.id for batch in batches for d in batch.deploys)),
+        calls=MappingProxyType({c.key: c for batch in batches for c in batch.calls}),
+        unknown_services=unknown_services,
     )
+
+
+def _with_observed(
+    work: _Work, index: AliasIndex, live: list[Assertion], batches: tuple[SourceFacts, ...]
+) -> tuple[list[Assertion], tuple[UnknownService, ...]]:
+    """The live assertions with the calls traces saw between entities; the names no entity answers to."""
+    observations = [o for batch in batches for o in batch.observations]
+    if not observations:
+        return live, ()
+    seen = observed_edges(stepping(observations), ServiceNames(work.entities, index), declared_pairs(live))
+    return live + list(seen.assertions), seen.unknown
 
 
 def collect_passages(batches: Iterable[SourceFacts]) -> tuple[Passage, ...]:
@@ -374,7 +403,8 @@ def _single_edge_facts(
     # The common case, without the sets of `_edge_facts` (hashing a Citation runs Python code: 2 s per million).
     src, rel, dst = key
     soft = propagates(rel) and (src, dst) in soft_pairs
-    return new_edge_facts(src, rel, dst, cited, 1, a.citation.extracted, soft, (a.via,) if a.via else ())
+    observed = a.citation.evidence == OBSERVED
+    return new_edge_facts(src, rel, dst, cited, 1, a.citation.extracted, soft, (a.via,) if a.via else (), observed)
 
 
 def _edge_facts(key: tuple[str, str, str], group: list[Assertion], soft_pairs: set[tuple[str, str]]) -> EdgeFacts:
@@ -390,6 +420,7 @@ def _edge_facts(key: tuple[str, str, str], group: list[Assertion], soft_pairs: s
         extracted=all(c.extracted for c in citations),
         soft=soft,
         via=tuple(sorted({a.via for a in group if a.via})),
+        observed=any(c.evidence == OBSERVED for c in citations),
     )
 
 

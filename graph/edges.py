@@ -6,10 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
+from graph.evidence import any_declared, edge_rank
 from graph.facts import Citation
-
-# Catalog-backed edges outrank any number of text corroborations when paths are compared.
-CATALOG_RANK = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,14 +22,20 @@ class EdgeFacts:
     extracted: bool
     soft: bool = False
     via: tuple[str, ...] = ()
+    observed: bool = False  # a trace source saw these calls (`graph.evidence`)
 
     @property
     def sources(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c.locator for c in self.citations))
 
     @property
+    def declared(self) -> bool:
+        """Whether a catalog, runbook, triples entry or approved extraction asserts it, not traffic alone."""
+        return not self.observed or any_declared(self.citations)
+
+    @property
     def rank(self) -> int:
-        return self.weight + (0 if self.extracted else CATALOG_RANK)
+        return edge_rank(self.weight, self.extracted)
 
 
 def _slot_filler(cls: type[Any]) -> Any:
@@ -46,6 +50,6 @@ def _slot_filler(cls: type[Any]) -> Any:
     return namespace["make"]
 
 
-# EdgeFacts(src, rel, dst, citations, weight, extracted, soft, via) for the build's bulk of edges.
-new_edge_facts: Callable[[str, str, str, tuple[Citation, ...], int, bool, bool, tuple[str, ...]], EdgeFacts]
+# EdgeFacts(src, rel, dst, citations, weight, extracted, soft, via, observed) for the build's bulk of edges.
+new_edge_facts: Callable[[str, str, str, tuple[Citation, ...], int, bool, bool, tuple[str, ...], bool], EdgeFacts]
 new_edge_facts = _slot_filler(EdgeFacts)

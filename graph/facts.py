@@ -28,6 +28,9 @@ class Citation:
     origin: str = ""
     text: str = ""
     extracted: bool = False
+    # The kind of evidence (`graph.evidence`); empty: the kind its source and `extracted` imply, so
+    # the facts stored before evidence had a name keep their keys.
+    evidence: str = ""
 
     @property
     def unit(self) -> str:
@@ -159,6 +162,44 @@ class Passage:
 
 
 @dataclass(frozen=True, slots=True)
+class Observation:
+    """Calls seen in traces: `client` called `server`, as telemetry names them (not refs).
+
+    The build maps each name to an entity (`graph.observed`) and never invents one. `connection`
+    is the service graph's `connection_type` ("" for a direct call, `database`,
+    `messaging_system`, `virtual_node`); `broker` names the messaging system (and destination)
+    spans named, for a producer-to-consumer edge. The counts change at every poll, so they are
+    not part of the fact: they travel beside it as `CallCount`s, keyed by the citation's origin.
+    """
+
+    client: str
+    server: str
+    citation: Citation
+    connection: str = ""
+    broker: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CallCount:
+    """How many calls one observed edge carried over its window, as of one read.
+
+    `key` is the observation's `citation.origin`. `first_seen` and `last_seen` bound the calls
+    seen (a service graph knows only its window's end; the store keeps the first read that saw it).
+    """
+
+    key: str
+    calls: int
+    failed: int
+    window_seconds: int
+    last_seen: datetime
+    first_seen: datetime | None = None
+
+    @property
+    def failed_share(self) -> float:
+        return self.failed / self.calls if self.calls else 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class SourceFacts:
     """Everything one source said in one read, plus what was wrong with it."""
 
@@ -169,6 +210,8 @@ class SourceFacts:
     aliases: tuple[AliasClaim, ...] = ()
     problems: tuple[Problem, ...] = ()
     passages: tuple[Passage, ...] = ()
+    observations: tuple[Observation, ...] = ()
+    calls: tuple[CallCount, ...] = ()  # beside the facts: stored per read, never in the facts' history
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from graph.facts import Citation, Passage
 from graph.naming.names import name_words
+from graph.observed import dress
 from graph.visibility import HIDDEN, Viewer, can_see, restricted_refs
 
 if TYPE_CHECKING:
@@ -113,12 +114,16 @@ def redact_path(
 
 def redact_edge(snapshot: Snapshot, edge: EdgeFacts, viewer: Viewer) -> EdgeFacts:
     """The edge as this viewer may read it: citations naming a hidden entity read HIDDEN_SOURCE,
-    an API it was derived through that is hidden is dropped."""
+    an API it was derived through that is hidden is dropped. Observed citations tell their calls
+    (`graph.observed.dress`): every edge an answer shows passes here."""
+    edge = dress(edge, snapshot.calls)
     names = hidden_names(snapshot, viewer)
     if not names:
         return edge
     citations = tuple(
-        Citation(c.source, HIDDEN_SOURCE, c.unit, "", c.extracted) if _citation_hidden(snapshot, c, names) else c
+        Citation(c.source, HIDDEN_SOURCE, c.unit, "", c.extracted, c.evidence)
+        if _citation_hidden(snapshot, c, names)
+        else c
         for c in edge.citations
     )
     via = tuple(api for api in edge.via if can_see(snapshot, api, viewer))

@@ -17,6 +17,11 @@ TEXT_DEPENDENCIES = frozenset({"backed_by", "runs_on", "calls", "uses", "reads_f
 # consumer->provider hop itself is a derived depends_on edge naming the API.
 PROPAGATING = frozenset({DEPENDS_ON, CONSUMES_API}) | TEXT_DEPENDENCIES
 
+# An observed producer-to-consumer call through a queue: asynchronous, shown, but a consumer that
+# goes down breaks no producer, so it never propagates failure.
+SENDS_TO = "sends_to"
+CALLS = "calls"
+
 STRUCTURAL = frozenset({OWNED_BY, PART_OF, CHILD_OF, MEMBER_OF, PROVIDES_API})
 
 # Kinds that can fail and be reported as survivors.

@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from graph.evidence import REVIEW_SOURCE as REVIEW_SOURCE  # declared with the kinds of evidence
 from graph.facts import Assertion, Citation
 from graph.relations import DEPENDS_ON, TEXT_DEPENDENCIES
 
-REVIEW_SOURCE = "review:extracted"
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
 
 # The relations a model may propose: dependencies only. `owned_by` is absent on purpose, so no

@@ -10,8 +10,9 @@ from types import MappingProxyType
 from typing import Any
 
 from graph.edges import EdgeFacts
-from graph.facts import Assertion, Citation, Deploy, Entity, Passage, Problem, SourceMark
+from graph.facts import Assertion, CallCount, Citation, Deploy, Entity, Passage, Problem, SourceMark
 from graph.naming.names import AliasIndex
+from graph.observed import UnknownService
 from graph.relations import OWNED_BY
 
 
@@ -60,6 +61,10 @@ class Snapshot:
     # alias-file names that stand for another name, and how many live deploy facts carry each id.
     deploy_names: Mapping[str, str] = field(default_factory=dict)
     deploy_ids: Mapping[str, int] = field(default_factory=dict)
+    # Observed calls, beside the edges they count (keyed by the observation's citation origin):
+    # a poll that changes only the counts replaces them, never the graph (`with_marks`).
+    calls: Mapping[str, CallCount] = field(default_factory=dict)
+    unknown_services: tuple[UnknownService, ...] = ()  # telemetry names no entity answers to
     # Indexes derived from the facts, each filled by the module that owns it (`graph.compiled`,
     # `graph.visibility`, `graph.passages`, `graph.blast`, ...) under a key of its own. An entry
     # depends on the catalog facts alone, never on the marks or the deploys (so `with_marks` and a
@@ -91,9 +96,10 @@ class Snapshot:
         dated = [m for m in self.marks.values() if m.last_success is not None and not m.pushed]
         return min(dated, key=lambda m: m.last_success or self.built_at, default=None)
 
-    def with_marks(self, marks: Mapping[str, SourceMark]) -> Snapshot:
-        """The same graph with fresher source marks; the derived indexes carry over."""
-        fresh = replace(self, marks=MappingProxyType(dict(marks)))
+    def with_marks(self, marks: Mapping[str, SourceMark], *, calls: Mapping[str, CallCount] | None = None) -> Snapshot:
+        """The same graph with fresher source marks (and call counts); the derived indexes carry over."""
+        counted = self.calls if calls is None else MappingProxyType(dict(calls))
+        fresh = replace(self, marks=MappingProxyType(dict(marks)), calls=counted)
         object.__setattr__(fresh, "derived", self.derived)  # same facts, same indexes: never rebuilt
         return fresh
 

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from graph.build import build_snapshot
 from graph.facts import SourceFacts
+from graph.observed import is_trace_source
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.collector import collector_paused
 from sync.deltas import DELTA, REBUILD, Delta, Update, deploy_delta
@@ -134,7 +135,8 @@ def apply_reads(
         return SyncReport(tuple(outcomes), version, update.snapshot, update)
     # Nothing new to walk: only the freshness marks moved, so keep the built graph.
     states = store.source_states()
-    snapshot = current.with_marks(source_marks(states[n] for n in in_graph(names, states) if n in states))
+    marks = source_marks(states[n] for n in in_graph(names, states) if n in states)
+    snapshot = current.with_marks(marks, calls=store.load_calls(names or None))
     ref.swap(snapshot)
     return SyncReport(tuple(outcomes), version, snapshot)
 
@@ -171,6 +173,7 @@ def _sync_source(
     if kept.error:
         return _apply_keeping_files(spec, store, facts, clock, kept.error)
     applied = store.apply(spec.name, facts, at=clock(), version=version)
+    _store_calls(spec, store, facts)
     return SourceOutcome(spec.name, APPLIED, "", applied.items, applied.added, applied.retired, len(facts.problems))
 
 
@@ -182,6 +185,7 @@ def _apply_keeping_files(
     No content version is stored, so the next sync reads it again rather than calling it unchanged.
     """
     applied = store.apply(spec.name, facts, at=clock(), version="")
+    _store_calls(spec, store, facts)
     log.warning("source %s: %s", spec.name, error, extra={"source": spec.name})
     store.record_failure(spec.name, at=clock(), error=error)
     return SourceOutcome(
@@ -189,12 +193,20 @@ def _apply_keeping_files(
     )  # fmt: skip
 
 
+def _store_calls(spec: SourceSpec, store: Store, facts: SourceFacts | EncodedFacts) -> None:
+    """A trace source's counts, beside its facts: stored at every good read, even when its edges
+    did not change (the snapshot then takes them without a rebuild)."""
+    if is_trace_source(spec.name) and isinstance(facts, SourceFacts):
+        store.replace_calls(spec.name, facts.calls)
+
+
 def fact_count(facts: SourceFacts | EncodedFacts) -> int:
     # Passages count like the other stored facts: the store's live count, which a read is compared
     # with to catch a suspicious drop, holds them too.
     if isinstance(facts, EncodedFacts):
         return facts.count
-    return len(facts.entities) + len(facts.assertions) + len(facts.deploys) + len(facts.aliases) + len(facts.passages)
+    counted = (facts.entities, facts.assertions, facts.deploys, facts.aliases, facts.passages, facts.observations)
+    return sum(map(len, counted))
 
 
 def _drops_too_much(before: int, after: int, max_drop: float) -> bool:
@@ -222,7 +234,9 @@ def load_snapshot(
         if not batches:
             return None
         marks = source_marks(s for s in states.values() if not names or s.name in wanted)
-        return build_snapshot(batches, built_at=as_of or clock(), marks=marks, version=version)
+        # A past graph has its edges from history but no counts: those are kept as of the last read only.
+        calls = store.load_calls(names or None) if as_of is None else {}
+        return build_snapshot(batches, built_at=as_of or clock(), marks=marks, version=version, calls=calls)
 
 
 def bring_up(store: Store, current: Snapshot | None, version: int, names: Sequence[str] | None, clock: Clock) -> Update:

@@ -191,7 +191,8 @@ class SyncService:
             return
         states = self.store.source_states()
         wanted = in_graph(self.names, states)
-        self.ref.swap(current.with_marks(source_marks(v for k, v in states.items() if k in wanted)))
+        marks = source_marks(v for k, v in states.items() if k in wanted)
+        self.ref.swap(current.with_marks(marks, calls=self.store.load_calls(self.names or None)))
 
     def wake(self) -> None:
         """The graph version moved (announced, or seen by the short poll): follow it now. Waits

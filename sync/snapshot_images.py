@@ -98,7 +98,8 @@ class SnapshotImages:
         else:
             log.info("loaded graph version %s from its image %s in %.2f s", version, self.path,
                      time.perf_counter() - began)  # fmt: skip
-            return Update(snapshot.with_marks(self._marks(names)), IMAGE, time.perf_counter() - began)
+            fresh = snapshot.with_marks(self._marks(names), calls=self.store.load_calls(names or None))
+            return Update(fresh, IMAGE, time.perf_counter() - began)
         built = load_snapshot(self.store, self.clock, names)
         return Update(built, REBUILD, time.perf_counter() - began, "no usable image")
 

@@ -31,6 +31,8 @@ def edge_json(edge: EdgeFacts) -> Json:
         "sources": list(edge.sources),
         "extracted": edge.extracted,
         "soft": edge.soft,
+        "declared": edge.declared,
+        "observed": edge.observed,
     }
     if edge.via:
         data["via"] = list(edge.via)

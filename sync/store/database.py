@@ -9,7 +9,7 @@ from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.pool import StaticPool
 
 MIGRATIONS = Path(__file__).with_name("migrations")
-HEAD = "0005"  # the newest revision in migrations/versions (a test keeps the two in step)
+HEAD = "0006"  # the newest revision in migrations/versions (a test keeps the two in step)
 MIGRATION_LOCK = 0x6F6E63616C6C01  # "oncall" + 1: serializes migrations across replicas
 SQLITE_BUSY_MS = 15_000
 

@@ -15,10 +15,10 @@ from typing import Any
 import orjson
 
 from graph.background import stepping
-from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Passage, Problem, SourceFacts
+from graph.facts import AliasClaim, Assertion, Citation, Deploy, Entity, Observation, Passage, Problem, SourceFacts
 
 ENTITY, ASSERTION, DEPLOY, ALIAS, PROBLEM = "entity", "assertion", "deploy", "alias", "problem"
-PASSAGE = "passage"
+PASSAGE, OBSERVATION = "passage", "observation"
 
 
 Row = tuple[str, str, str]  # (kind, key, payload): a fact as stored
@@ -32,7 +32,7 @@ class FactRow:
 
 
 def _citation(c: Citation) -> list[Any]:
-    values = [c.source, c.locator, c.origin, c.text, c.extracted]
+    values = [c.source, c.locator, c.origin, c.text, c.extracted, c.evidence]
     while len(values) > 2 and not values[-1]:
         values.pop()  # trailing defaults are implied
     return values
@@ -66,6 +66,7 @@ _CLASSES: dict[str, type[Any]] = {
     ALIAS: AliasClaim,
     PROBLEM: Problem,
     PASSAGE: Passage,
+    OBSERVATION: Observation,
 }
 _SPECS = {cls: _spec(cls) for cls in _CLASSES.values()}
 
@@ -184,6 +185,7 @@ def _groups(facts: SourceFacts) -> tuple[tuple[str, Sequence[Any]], ...]:
         (ALIAS, facts.aliases),
         (PROBLEM, facts.problems),
         (PASSAGE, facts.passages),
+        (OBSERVATION, facts.observations),
     )
 
 
@@ -220,6 +222,7 @@ class FactDecoder:
             tuple(decoded[ALIAS]),
             tuple(decoded[PROBLEM]),
             tuple(decoded[PASSAGE]),
+            tuple(decoded[OBSERVATION]),
         )
 
 

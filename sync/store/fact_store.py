@@ -17,7 +17,7 @@ from sqlalchemy import ColumnElement, Engine, Table, and_, func, insert, literal
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from graph.facts import SourceFacts, SourceMark
+from graph.facts import CallCount, SourceFacts, SourceMark
 from graph.source_problems import SourceProblems
 from sync.collector import collector_paused
 from sync.store import schema
@@ -26,6 +26,7 @@ from sync.store.bulk_write import insert_rows
 from sync.store.fact_codec import ASSERTION, DEPLOY, PROBLEM, EncodedFacts, FactDecoder, Row, encode_rows
 from sync.store.graph_changes import ChangedDeploys, changed_deploys, commit_change, open_change, step, step_moment
 from sync.store.live_problems import live_problems
+from sync.store.observed_calls import load_calls, replace_calls
 
 log = logging.getLogger(__name__)
 CHUNK = 5_000
@@ -275,6 +276,13 @@ class Store:
             )
         self._analyze_after(applied)
         return applied
+
+    def replace_calls(self, name: str, calls: Sequence[CallCount]) -> None:
+        """A trace source's call counts as of its last good read (beside its facts)."""
+        replace_calls(self.engine, name, calls)
+
+    def load_calls(self, names: Iterable[str] | None = None) -> dict[str, CallCount]:
+        return load_calls(self.engine, None if names is None else set(names))
 
     def load_facts(self, *, as_of: datetime | None = None) -> list[SourceFacts]:
         """Live facts of every source, or the facts that were live at `as_of`."""

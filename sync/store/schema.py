@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -103,6 +104,20 @@ graph_state = Table(
     Column("id", Integer, primary_key=True),
     Column("version", Integer, nullable=False),
     Column("changed_at", DateTime(timezone=True), nullable=False),
+)
+
+# The calls each observed edge carried, as of its source's last good read: beside the facts, not in
+# their history, so a poll that changes only the counts moves no graph version (graph.observed).
+observed_calls = Table(
+    "observed_calls",
+    metadata,
+    Column("source", String(500), ForeignKey("sources.name", ondelete="CASCADE"), primary_key=True),
+    Column("call_key", String(1000), primary_key=True),  # the observation's citation origin
+    Column("calls", BigInteger, nullable=False),
+    Column("failed", BigInteger, nullable=False),
+    Column("window_seconds", Integer, nullable=False),
+    Column("first_seen", DateTime(timezone=True)),
+    Column("last_seen", DateTime(timezone=True), nullable=False),
 )
 
 # One row per graph version step: what moved it. A follower whose snapshot is at version `a` reads

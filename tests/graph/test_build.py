@@ -181,10 +181,10 @@ def test_names_from_an_aliases_file_resolve_at_query_time() -> None:
 
 
 texts = st.text(max_size=5)
-citations = st.builds(Citation, texts, texts, texts, texts, st.booleans())
+citations = st.builds(Citation, texts, texts, texts, texts, st.booleans(), st.sampled_from(("", "observed")))
 edge_fields = st.tuples(
     texts, texts, texts, st.lists(citations, max_size=2).map(tuple), st.integers(0, 9), st.booleans(), st.booleans(),
-    st.lists(texts, max_size=2).map(tuple),
+    st.lists(texts, max_size=2).map(tuple), st.booleans(),
 )  # fmt: skip
 
 

@@ -1,0 +1,135 @@
+"""Calls seen in traces, merged with the declared graph (graph.observed, graph.evidence)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from graph.blast import blast_radius
+from graph.evidence import DECLARED, DOCUMENTED, EXTRACTED, OBSERVED, PUSHED, evidence_of, kinds_of
+from graph.facts import CallCount, Citation, Observation, SourceFacts
+from graph.observed import CLIENT, SERVER, describe, dress
+from graph.paths import find_path
+from graph.redaction import redact_edge
+from graph.visibility import EVERYONE
+from tests.graph.builders import BUILT_AT, dep, entity, snapshot
+
+CHECKOUT = "component:default/checkout"
+CART = "component:default/cart"
+PAYMENTS = "component:default/payments"
+ACCOUNTING = "component:default/accounting"
+KAFKA = "resource:default/kafka"
+POSTGRES = "resource:default/orders-db"
+SOURCE = "service-graph:http://prometheus:9090"
+SEEN = datetime(2026, 12, 6, 3, 0, tzinfo=UTC)
+
+
+def seen(client: str, server: str, *, connection: str = "", broker: str = "", source: str = SOURCE) -> Observation:
+    origin = f"{source}: {client} -> {server}"
+    locator = f"{source.partition(':')[0]} {source.partition(':')[2]}"
+    cited = Citation(source, locator, origin=origin, text=f"{client} -> {server}", evidence=OBSERVED)
+    return Observation(client, server, cited, connection=connection, broker=broker)
+
+
+def traces(*observations: Observation, calls: tuple[CallCount, ...] = ()) -> SourceFacts:
+    return SourceFacts(SOURCE, observations=observations, calls=calls)
+
+
+def shop(*observations: Observation, declared: tuple[tuple[str, str], ...] = (), calls: tuple[CallCount, ...] = ()):
+    entities = [
+        entity(CHECKOUT, annotations={"oncall-graph/service-name": "checkoutservice, checkout-v2"}),
+        entity(CART, annotations={"backstage.io/kubernetes-id": "cartservice"}),
+        entity(PAYMENTS),
+        entity(ACCOUNTING),
+        entity(KAFKA),
+        entity(POSTGRES, annotations={"oncall-graph/aliases": "orders"}),
+    ]
+    return snapshot(entities, [dep(a, b) for a, b in declared], (), traces(*observations, calls=calls))
+
+
+def test_telemetry_names_map_through_the_annotation_then_the_kubernetes_id_then_any_alias() -> None:
+    snap = shop(seen("checkout-v2", "cartservice"), seen("cartservice", "orders", connection="database"))
+    calls = snap.edge(CHECKOUT, "calls", CART)
+    assert calls is not None and calls.observed and not calls.declared
+    db = snap.edge(CART, "calls", POSTGRES)
+    assert db is not None and db.observed
+
+
+def test_a_name_no_entity_answers_to_is_listed_never_invented() -> None:
+    snap = shop(seen("checkoutservice", "external-payments-platform"), seen("mystery-batch", "cartservice"))
+    assert "component:default/external-payments-platform" not in snap.entities
+    listed = {(u.name, u.side) for u in snap.unknown_services}
+    assert listed == {("external-payments-platform", SERVER), ("mystery-batch", CLIENT)}
+    assert not snap.out_edges.get(CHECKOUT)
+
+
+def test_virtual_clients_and_self_loops_are_neither_edges_nor_unknown_services() -> None:
+    snap = shop(seen("user", "checkoutservice"), seen("unknown", "cartservice"), seen("cartservice", "cartservice"))
+    assert snap.unknown_services == ()
+    assert all(not edges for edges in snap.out_edges.values())
+
+
+def test_a_call_that_matches_a_declared_dependency_corroborates_it_as_one_edge() -> None:
+    snap = shop(seen("checkoutservice", "cartservice"), declared=((CHECKOUT, CART),))
+    edges = [e for e in snap.out_edges[CHECKOUT] if e.dst == CART]
+    assert len(edges) == 1
+    (edge,) = edges
+    assert edge.rel == "depends_on" and edge.declared and edge.observed and edge.weight == 2
+    assert kinds_of(edge.citations) == (DECLARED, OBSERVED)
+
+
+def test_observed_calls_widen_the_blast_radius() -> None:
+    sparse = shop()
+    assert blast_radius(sparse, CART).breaks == ()
+    observed = shop(seen("checkoutservice", "cartservice"), seen("payments", "checkoutservice"))
+    assert set(blast_radius(observed, CART).breaks) == {CHECKOUT, PAYMENTS}
+
+
+def test_messaging_is_shown_but_a_consumer_going_down_breaks_no_producer() -> None:
+    snap = shop(seen("checkoutservice", "accounting", connection="messaging_system", broker="kafka/orders"))
+    sent = snap.edge(CHECKOUT, "sends_to", ACCOUNTING)
+    assert sent is not None and sent.observed
+    assert CHECKOUT not in blast_radius(snap, ACCOUNTING).breaks
+    # The broker the spans name is a dependency of both sides.
+    assert set(blast_radius(snap, KAFKA).breaks) == {CHECKOUT, ACCOUNTING}
+
+
+def test_paths_prefer_corroborated_edges() -> None:
+    snap = shop(
+        seen("checkoutservice", "cartservice"),
+        seen("cartservice", "payments"),
+        seen("checkoutservice", "accounting"),
+        seen("accounting", "payments"),
+        declared=((CHECKOUT, ACCOUNTING), (ACCOUNTING, PAYMENTS)),
+    )
+    found = find_path(snap, CHECKOUT, PAYMENTS)
+    assert found.path == (CHECKOUT, ACCOUNTING, PAYMENTS)
+
+
+def test_an_answer_shows_the_calls_behind_an_observed_citation() -> None:
+    count = CallCount(f"{SOURCE}: checkoutservice -> cartservice", 3000, 6, 7 * 86_400, SEEN)
+    snap = shop(seen("checkoutservice", "cartservice"), calls=(count,))
+    edge = snap.edge(CHECKOUT, "calls", CART)
+    assert edge is not None
+    shown = redact_edge(snap, edge, EVERYONE)
+    assert shown.sources == (
+        "service-graph http://prometheus:9090 · 3,000 calls in 7 d to 2026-12-06 03:00 UTC, 0.2% failed",
+    )
+    # New counts arrive beside the graph: the same edges, the derived indexes kept.
+    newer = CallCount(count.key, 4500, 0, 7 * 86_400, SEEN)
+    polled = snap.with_marks(snap.marks, calls={newer.key: newer})
+    assert polled.out_edges is snap.out_edges and polled.derived is snap.derived
+    assert "4,500 calls" in dress(edge, polled.calls).sources[0] and "0% failed" in dress(edge, polled.calls).sources[0]
+
+
+def test_a_citation_without_counts_reads_as_its_source() -> None:
+    cited = seen("a", "b").citation
+    assert describe(cited, None) == "service-graph http://prometheus:9090"
+
+
+def test_every_citation_has_a_kind_of_evidence() -> None:
+    assert evidence_of(Citation("catalog:cat", "cat/a.yaml#1")) == DECLARED
+    assert evidence_of(Citation("docs:rb", "rb/a.md:3", extracted=True)) == DOCUMENTED
+    assert evidence_of(Citation("review:extracted", "rb/a.md chunk 1", extracted=True)) == EXTRACTED
+    assert evidence_of(Citation("webhook:github", "POST /webhooks/github delivery 1")) == PUSHED
+    assert evidence_of(seen("a", "b").citation) == OBSERVED
+    assert BUILT_AT.tzinfo is UTC
