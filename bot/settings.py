@@ -54,6 +54,10 @@ class Settings(_SourceSettings):
     wake_poll_interval: float = Field(0.25, gt=0, validation_alias="ONCALL_GRAPH_WAKE_POLL_INTERVAL")
     max_drop: float = Field(0.5, gt=0, le=1, validation_alias="ONCALL_GRAPH_MAX_DROP")
     stale_after: str = Field("", validation_alias="ONCALL_GRAPH_STALE_AFTER")
+    observed_window: str = Field("7d", validation_alias="ONCALL_GRAPH_OBSERVED_WINDOW")
+    observed_min_calls: int = Field(10, ge=1, validation_alias="ONCALL_GRAPH_OBSERVED_MIN_CALLS")
+    service_graph_prefix: str = Field("traces_service_graph", validation_alias="ONCALL_GRAPH_SERVICE_GRAPH_PREFIX")
+    service_graph_tenant: str = Field("", validation_alias="ONCALL_GRAPH_SERVICE_GRAPH_TENANT")
     # Where the snapshot image is kept: empty = beside a SQLite file, else the user's cache folder; "off" = none.
     snapshot_dir: str = Field("", validation_alias="ONCALL_GRAPH_SNAPSHOT_DIR")
 

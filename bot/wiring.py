@@ -28,6 +28,7 @@ from sync.collector import collector_paused
 from sync.snapshot_images import SnapshotImages
 from sync.sources.reading.limits import ReadLimits
 from sync.sources.registry import SourceAccess
+from sync.sources.trace_options import METRIC_PREFIX, TraceOptions, window_seconds
 from sync.store.database import make_engine, migrate, normalize_url
 from sync.store.fact_store import Store
 
@@ -42,7 +43,17 @@ def clock() -> datetime:
 
 def source_access(settings: Settings) -> SourceAccess:
     limits = ReadLimits(settings.max_file_bytes, settings.source_deadline)
-    return SourceAccess(settings.http_timeout, settings.source_tokens(), limits)
+    return SourceAccess(settings.http_timeout, settings.source_tokens(), limits, trace_options(settings))
+
+
+def trace_options(settings: Settings) -> TraceOptions:
+    """How trace sources count calls; a window nobody can read is a settings error naming the variable."""
+    try:
+        window = window_seconds(settings.observed_window)
+    except ValueError as exc:
+        raise ValueError(f"ONCALL_GRAPH_OBSERVED_WINDOW: {exc}") from None
+    prefix = settings.service_graph_prefix.strip() or METRIC_PREFIX
+    return TraceOptions(window, settings.observed_min_calls, prefix, settings.service_graph_tenant.strip())
 
 
 def shown_url(url: str) -> str:

@@ -61,7 +61,7 @@ def read_all(
 def _timed_read(spec: SourceSpec, previous: str, access: SourceAccess, clock: Callable[[], datetime]) -> SourceRead:
     started, timer = clock(), time.perf_counter()
     try:
-        result: Read | None | Exception = read_changed(spec, previous, access)
+        result: Read | None | Exception = read_changed(spec, previous, access, now=started)
     except Exception as exc:  # noqa: BLE001 - a broken source must never stop the others
         result = exc
     return SourceRead(result, started, time.perf_counter() - timer)

@@ -35,7 +35,7 @@ from graph.freshness import StalePolicy
 from graph.snapshot import Snapshot
 from sync.refresh import APPLIED, FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources.kinds import SOURCE_KINDS
-from sync.sources.registry import SourceSpec
+from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.database import current_revision, make_engine, migrate
 from sync.store.fact_store import Store
 
@@ -59,6 +59,13 @@ def stale_policy(settings: Settings) -> StalePolicy:
     try:
         return settings.stale_policy()
     except ValueError as exc:  # a malformed ONCALL_GRAPH_STALE_AFTER: say which, never a traceback
+        raise UsageError(str(exc)) from exc
+
+
+def _access(settings: Settings) -> SourceAccess:
+    try:
+        return source_access(settings)
+    except ValueError as exc:  # a malformed ONCALL_GRAPH_OBSERVED_WINDOW: say which, never a traceback
         raise UsageError(str(exc)) from exc
 
 
@@ -86,7 +93,7 @@ def prepare_snapshot(
 ) -> Snapshot:
     ref = snapshot_ref()
     if specs:
-        access = source_access(settings)
+        access = _access(settings)
         _report_sync(sync_once(specs, store, ref, clock, max_drop=settings.max_drop, access=access), err)
     names = [s.name for s in specs] or None
     if args.as_of:
@@ -121,7 +128,7 @@ def run_sync(args: argparse.Namespace, specs: Sequence[SourceSpec], store: Store
         accepted.append({"source": name, "added": applied.added, "retired": applied.retired})
     if not specs and not accepted:
         raise UsageError("no sources configured: give --catalog, --docs, ... or set ONCALL_GRAPH_CATALOG and friends")
-    access = source_access(settings)
+    access = _access(settings)
     report = (
         sync_once(specs, store, ref, clock, max_drop=settings.max_drop, access=access, swap=False) if specs else None
     )
@@ -204,7 +211,7 @@ def sync_given_sources(args: argparse.Namespace, store: Store, settings: Setting
     from the environment are the server's, whose lag it reports as the server left it."""
     given = [SourceSpec(kind, location) for kind, location in given_sources(args)]
     if given:
-        access = source_access(settings)
+        access = _access(settings)
         report = sync_once(given, store, snapshot_ref(), clock, max_drop=settings.max_drop, access=access, swap=False)
         _report_sync(report, err)
 

@@ -42,6 +42,9 @@ class SourceKind:
     revision: str = ""
     token: Secret | None = None  # sent as `Authorization: Bearer` to a URL, or given to `walk`
     repeatable: bool = True  # the option may be given again; the setting is a comma-separated list
+    # Reads traces: its reader or walk also takes `traces=` (sync.sources.trace_options.TraceOptions)
+    # and `now=` (the sync's clock: the end of the window calls are counted over).
+    traces: bool = False
 
     def __post_init__(self) -> None:
         if bool(self.read) == bool(self.walk):

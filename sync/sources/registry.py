@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from importlib import import_module
 from typing import Any, cast
 
@@ -16,10 +17,11 @@ from sync.sources.catalog_fetch import bearer_headers
 from sync.sources.kinds import SOURCE_KINDS, SourceKind
 from sync.sources.reading.limits import ReadLimits, reading_with
 from sync.sources.reading.textfiles import is_url
+from sync.sources.trace_options import TraceOptions
 from sync.sources.versions import fetch_if_changed, local_version
 from sync.store.fact_codec import EncodedFacts
 
-Reader = Callable[[str, str], SourceFacts | EncodedFacts]
+Reader = Callable[..., SourceFacts | EncodedFacts]  # (source, location), and traces=, now= for trace kinds
 TextParser = Callable[[str, str, str], SourceFacts]
 Walker = Callable[..., SourceFacts]  # (source, location, *, token, timeout)
 
@@ -41,6 +43,7 @@ class SourceAccess:
     timeout: float = 10.0
     tokens: Mapping[str, str] = field(default_factory=dict)  # kind -> its SourceKind.token's value
     limits: ReadLimits = ReadLimits()  # each read's byte cap and total deadline
+    traces: TraceOptions = TraceOptions()  # how trace sources count calls
 
     def token(self, kind: str) -> str:
         return self.tokens.get(kind, "")
@@ -60,23 +63,25 @@ WALKERS: dict[str, Walker] = {k.name: bound(k.walk) for k in SOURCE_KINDS if k.w
 
 
 def read_changed(
-    spec: SourceSpec, previous: str, access: SourceAccess
+    spec: SourceSpec, previous: str, access: SourceAccess, *, now: datetime | None = None
 ) -> tuple[SourceFacts | EncodedFacts, str] | None:
     """(facts, content version) when the source changed since `previous`; None when it did not.
 
+    `now` ends the window trace sources count calls over (the sync's clock; else the real one).
     Raises on any failure to read the source as a whole; bad parts inside it are problems.
     """
     with reading_with(access.limits):
-        return _read_changed(spec, previous, access)
+        return _read_changed(spec, previous, access, now or datetime.now(UTC))
 
 
 def _read_changed(
-    spec: SourceSpec, previous: str, access: SourceAccess
+    spec: SourceSpec, previous: str, access: SourceAccess, now: datetime
 ) -> tuple[SourceFacts | EncodedFacts, str] | None:
     token = access.token(spec.kind)
+    traced: dict[str, Any] = {"traces": access.traces, "now": now} if KINDS[spec.kind].traces else {}
     if spec.kind in WALKERS:
         # A walk of an API has no version of its own; the store sees what changed.
-        return WALKERS[spec.kind](spec.name, spec.location, token=token, timeout=access.timeout), ""
+        return WALKERS[spec.kind](spec.name, spec.location, token=token, timeout=access.timeout, **traced), ""
     if is_url(spec.location):
         parse = TEXT_PARSERS.get(spec.kind)
         if parse is None:
@@ -86,7 +91,7 @@ def _read_changed(
         if fetched.body is None:
             return None
         return parse(spec.name, fetched.name, fetched.body), fetched.version
-    version = local_version(spec.location) + KINDS[spec.kind].revision
+    version = local_version(spec.location) + KINDS[spec.kind].revision + (access.traces.version if traced else "")
     if version == previous:
         return None
-    return READERS[spec.kind](spec.name, spec.location), version
+    return READERS[spec.kind](spec.name, spec.location, **traced), version
