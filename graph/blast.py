@@ -10,6 +10,7 @@ import numpy as np
 
 from graph.background import stepping
 from graph.compiled import UNREACHED, BoolArray, IntArray, best_parents, reverse_levels, walk_index
+from graph.drift import Coverage, coverage
 from graph.edges import EdgeFacts
 from graph.redaction import redact_path
 from graph.relations import PART_OF, RUNTIME_KINDS, propagates
@@ -79,6 +80,11 @@ class BlastRadius:
     @property
     def degrades_count(self) -> int:
         return int(np.count_nonzero((self._all > 0) & (self._hard == UNREACHED)))
+
+    @cached_property
+    def coverage(self) -> Coverage:
+        """How much the graph could have found: said when it finds nothing."""
+        return coverage(self.snapshot)
 
     @cached_property
     def impacted(self) -> tuple[Impact, ...]:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from graph.drift import Coverage, coverage
 from graph.edges import EdgeFacts
 from graph.facts import Deploy
 from graph.redaction import redact_path
@@ -48,6 +49,7 @@ class Suspects:
     own_deploys: tuple[SuspectDeploy, ...]
     hidden: int = 0  # dependencies the viewer may not see
     owners: tuple[str, ...] = ()  # the alerting entity's owners this viewer may see
+    coverage: Coverage | None = None  # how much the graph could have found: said when it finds nothing
 
     @property
     def suspect_deploys(self) -> tuple[SuspectDeploy, ...]:
@@ -102,4 +104,5 @@ def suspects(
         dependencies.append(Dependency(ref, hop.hops, path, edges, owners, found, hidden_on_path))
     own = tuple(SuspectDeploy(d, ITSELF) for d in deploys_in_window(snapshot, entity, since, now))
     owners = visible(snapshot, snapshot.owners(entity), viewer)
-    return Suspects(entity, now, since, max_depth, tuple(dependencies), own, hidden, owners)
+    known = coverage(snapshot)
+    return Suspects(entity, now, since, max_depth, tuple(dependencies), own, hidden, owners, known)

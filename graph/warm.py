@@ -6,6 +6,7 @@ from __future__ import annotations
 from graph.blast import runtime_mask, system_parts
 from graph.compiled import walk_index
 from graph.deploy_targets import snapshot_deploy_targets
+from graph.drift import coverage
 from graph.passages import passage_index
 from graph.redaction import hidden_name_index, section_index
 from graph.snapshot import Snapshot
@@ -14,7 +15,7 @@ from graph.visibility import restricted_refs
 
 def warm(snapshot: Snapshot) -> None:
     """Walks, visibility (and the names and sections it redacts), runbook passages, the blast radius's
-    runtime kinds and systems, the looser name tiers, and the deploy targets (kept in the snapshot
+    runtime kinds and systems, the looser name tiers, the coverage, and the deploy targets (kept in the snapshot
     image too, so the first pushed deploy after a restart does not read every entity to place it)."""
     walk_index(snapshot)
     restricted_refs(snapshot)
@@ -24,4 +25,5 @@ def warm(snapshot: Snapshot) -> None:
     runtime_mask(snapshot)
     system_parts(snapshot)
     snapshot_deploy_targets(snapshot)
+    coverage(snapshot)  # what an answer that finds nothing says the graph could know
     snapshot.aliases.tier("canonical")  # names typed loosely ("The Auth Service") are common in Slack

@@ -8,6 +8,7 @@ from typing import Any
 
 from bot.render.freshness import Freshness
 from graph.blast import BlastRadius
+from graph.drift import DEPENDENCIES, DEPENDENTS, Coverage, nothing_found
 from graph.edges import EdgeFacts
 from graph.facts import Problem
 from graph.freshness import OVERDUE, LagReport, SourceLag
@@ -85,6 +86,21 @@ def blast_json(query: str, result: BlastRadius) -> Json:
         ],
         "systems": [{"entity": s.entity, "impacted": s.impacted, "total": s.total} for s in result.systems],
         "survives": list(result.survives),
+        "coverage": coverage_json(result.coverage),
+        # What an answer that finds nothing knows: "nothing breaks" is never said with more confidence than that.
+        "note": nothing_found(result.failed, DEPENDENTS, result.coverage) if not result.impacted else None,
+    }
+
+
+def coverage_json(found: Coverage | None) -> Json | None:
+    """How much the graph can know: components, how many declare dependencies, how many had traffic."""
+    if found is None:
+        return None
+    return {
+        "components": found.components,
+        "declaring_dependencies": found.declaring_dependencies,
+        "with_observed_traffic": found.with_observed_traffic,
+        "trace_sources": list(found.trace_sources),
     }
 
 
@@ -124,6 +140,8 @@ def suspects_json(query: str, result: Suspects) -> Json:
             for d in result.dependencies
         ],
         "own_deploys": [_deploy_json(s) for s in result.own_deploys],
+        "coverage": coverage_json(result.coverage),
+        "note": nothing_found(result.entity, DEPENDENCIES, result.coverage) if not result.dependencies else None,
     }
 
 

@@ -26,6 +26,7 @@ from bot.render.wording import more_problems, problem_text, problems_heading, wi
 from bot.render.wording import summarized as _summarized
 from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
+from graph.drift import DEPENDENCIES, DEPENDENTS, nothing_found
 from graph.facts import Deploy, Problem
 from graph.hygiene import LintReport
 from graph.naming.names import Resolution
@@ -146,7 +147,7 @@ def render_blast(result: BlastRadius) -> list[Text]:
         if len(members) > PER_GROUP:
             lines.append(Text(f"  … and {len(members) - PER_GROUP} more at {hops} hops (--json lists all)"))
     if not impacted:
-        lines.append(Text("nothing in the graph depends on it"))
+        lines.append(Text(nothing_found(result.failed, DEPENDENTS, result.coverage)))
     if result.systems:
         systems = ", ".join(f"{short_name(s.entity)} ({s.impacted}/{s.total})" for s in result.systems)
         lines.append(Text(f"systems impacted: {systems}"))
@@ -175,7 +176,7 @@ def render_suspects(result: Suspects) -> list[Text]:
             text = f"      ! suspect: {d.id} {_version(d)} at {when} by {d.actor or '?'} ({s.reason})"
             lines.append(Text(text, style="bold red"))
     if not result.dependencies:
-        lines.append(Text("  it depends on nothing in the graph"))
+        lines.append(Text(f"  {nothing_found(result.entity, DEPENDENCIES, result.coverage)}"))
     if not result.suspect_deploys:
         lines.append(Text("no deploys in the window", style="green"))
     return lines

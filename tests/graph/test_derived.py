@@ -50,8 +50,8 @@ def test_after_warm_no_answer_builds_an_index_of_its_own() -> None:
     warm(snap)
     built = dict(snap.derived)
     # walks, restricted entities, their names, runbook sections, passages, runtime kinds, systems,
-    # deploy targets
-    assert len(built) == 8
+    # deploy targets, coverage
+    assert len(built) == 9
     result = blast_radius(snap, REDIS, viewer=OUTSIDER)
     assert result.impacted and result.survives == () and result.systems and result.hidden_count == 1
     assert suspects(snap, AUTH, now=NOW, viewer=OUTSIDER).dependencies

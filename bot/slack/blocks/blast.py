@@ -32,6 +32,7 @@ from bot.slack.blocks.kit import (
 from bot.slack.blocks.passages import passages_blocks, passages_plain
 from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
+from graph.drift import DEPENDENTS, nothing_found
 from graph.naming.refs import short_name
 from graph.passages import CitedPassage
 
@@ -84,17 +85,17 @@ def format_blast_radius(
     more = counts.visible - shown
     if more > 0:
         lines.append(f"_… and {plural(more, 'more impacted entity', 'more impacted entities')} (full list attached)_")
-    body = pack(lines) if lines else [section(_nothing(counts))]
+    body = pack(lines) if lines else [section(_nothing(result, counts))]
     cut = more > 0 or len(result.systems) > SYSTEMS_SHOWN or _elided(impacts[:shown])
     text = f"{stale_prefix(freshness)}If {short_name(result.failed)} goes down: {counts.summary()}"
     full = (lambda: blast_lines(result, freshness, passages)) if cut else None
     return message(text, head + body + tail, full)
 
 
-def _nothing(counts: _Counts) -> str:
+def _nothing(result: BlastRadius, counts: _Counts) -> str:
     if counts.hidden:
         return "Only entities hidden from this channel depend on it."
-    return "Nothing in the graph depends on it."
+    return escape(nothing_found(result.failed, DEPENDENTS, result.coverage))
 
 
 def _elided(impacts: tuple[Impact, ...]) -> bool:
@@ -201,5 +202,5 @@ def blast_summary(result: BlastRadius, *, top: int = 5) -> list[Block]:
     if counts.visible > len(impacts):
         lines.append(f"_… and {counts.visible - len(impacts)} more (`/blast-radius {escape(result.failed)}`)_")
     if not impacts:
-        lines.append(_nothing(counts))
+        lines.append(_nothing(result, counts))
     return pack(lines)

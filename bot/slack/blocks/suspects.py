@@ -37,6 +37,7 @@ from bot.slack.blocks.kit import (
 from bot.slack.blocks.passages import passages_blocks, passages_plain
 from graph.blast import BlastRadius
 from graph.citations import cite_edge
+from graph.drift import DEPENDENCIES, nothing_found
 from graph.naming.refs import short_name
 from graph.passages import CitedPassage
 from graph.suspects import Dependency, SuspectDeploy, Suspects
@@ -163,7 +164,7 @@ def _dependency_blocks(result: Suspects, room: int) -> tuple[list[Block], bool]:
     """(blocks, whether anything was left out): entries chosen suspects-first, shown in hop order."""
     deps = result.dependencies
     if not deps:
-        return [section(f"{escape(name(result.entity))} depends on nothing in the graph.")], False
+        return [section(escape(nothing_found(result.entity, DEPENDENCIES, result.coverage)))], False
     entries = [dependency_entry(d, result.now) for d in deps]
     chosen = _choose(deps, entries, room)
     lines, hops = [], -1
