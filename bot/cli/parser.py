@@ -9,7 +9,7 @@ from datetime import timedelta
 from bot.query.durations import parse_instant, parse_window
 from sync.sources.kinds import SOURCE_KINDS, SourceKind
 
-QUERY_COMMANDS = frozenset({"blast-radius", "suspects", "path", "resolve", "ask", "lint"})
+QUERY_COMMANDS = frozenset({"blast-radius", "suspects", "path", "resolve", "ask", "lint", "drift"})
 
 
 def _typed(parse: Callable[[str], object]) -> Callable[[str], object]:
@@ -73,6 +73,7 @@ def build_parser(kinds: Sequence[SourceKind] = SOURCE_KINDS) -> argparse.Argumen
     commands.add_parser("resolve", help="the canonical entity for a name").add_argument("name")
     commands.add_parser("ask", help="a free-text question").add_argument("question")
     commands.add_parser("lint", help="the hygiene report")
+    commands.add_parser("drift", help="where the catalog and the traffic disagree, and how much the graph can know")
     sync = commands.add_parser("sync", help="one sync of the configured sources into the database")
     sync.add_argument("--accept", metavar="SOURCE", action="append", default=[], help="apply a held change")
     commands.add_parser("lag", help="how fresh each source is")

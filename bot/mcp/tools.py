@@ -15,8 +15,9 @@ from bot.query.ask import answer_ask
 from bot.query.blast import answer_blast, answer_suspects
 from bot.query.bundle import BlastQuery, SuspectsQuery
 from bot.query.durations import parse_window
-from bot.query.lookup import answer_path, answer_resolve
+from bot.query.lookup import answer_drift, answer_path, answer_resolve
 from bot.query.replies import ask_reply, blast_reply, path_reply, resolve_reply, suspects_reply
+from bot.render import json as render_json
 from graph.freshness import StalePolicy
 from graph.snapshot import Snapshot
 from graph.visibility import Viewer
@@ -130,6 +131,10 @@ def _lag(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     return access.lag()
 
 
+def _drift(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
+    return render_json.drift_json(answer_drift(access.snapshot(), access.viewer, access.clock(), access.policy).report)
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "blast_radius",
@@ -219,6 +224,17 @@ TOOLS: tuple[ToolSpec, ...] = (
         "is. Check it before trusting an answer about recent changes. Same JSON as `oncall-graph lag --json`.",
         _schema({}, []),
         _lag,
+    ),
+    ToolSpec(
+        "drift",
+        "Where the catalog and the traffic disagree, and how much the graph can know: 'undeclared' lists calls "
+        "traces saw that no catalog, runbook or triples declare ({src, dst, rel, calls, sources}); 'unobserved' "
+        "lists declared dependencies between two entities that both had traffic in the window yet were never seen "
+        "calling each other; 'unknown_services' lists telemetry names no entity answers to ({name, calls, side}); "
+        "'coverage' counts the components, how many declare dependencies and how many had observed traffic. "
+        "Read 'coverage' before trusting an empty blast radius. Same JSON as `oncall-graph drift --json`.",
+        _schema({}, []),
+        _drift,
     ),
 )
 _BY_NAME = {tool.name: tool for tool in TOOLS}

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from bot.model.ports import Phrasing
 from bot.render.freshness import Freshness
 from graph.blast import BlastRadius
+from graph.drift import Drift
 from graph.freshness import LagReport
 from graph.hygiene import LintReport
 from graph.naming.names import Resolution
@@ -121,6 +122,14 @@ class PathAnswer:
 @dataclass(frozen=True, slots=True)
 class ResolveAnswer:
     resolved: Resolved
+    freshness: Freshness
+
+
+@dataclass(frozen=True, slots=True)
+class DriftAnswer:
+    """Where the catalog and the traffic disagree, as this viewer may see it."""
+
+    report: Drift
     freshness: Freshness
 
 

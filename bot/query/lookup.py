@@ -1,12 +1,13 @@
-"""The small question kinds: resolve a name, the path between two, the hygiene report."""
+"""The small question kinds: resolve a name, the path between two, the hygiene report, drift."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from bot.query.blast import resolve_name
-from bot.query.bundle import LintAnswer, PathAnswer, ResolveAnswer
+from bot.query.bundle import DriftAnswer, LintAnswer, PathAnswer, ResolveAnswer
 from bot.render.freshness import freshness_of
+from graph.drift import drift
 from graph.freshness import StalePolicy
 from graph.hygiene import lint
 from graph.paths import find_path
@@ -32,3 +33,8 @@ def answer_path(
 def answer_lint(snapshot: Snapshot, viewer: Viewer, now: datetime, policy: StalePolicy) -> LintAnswer:
     """The hygiene report is an operator's view of the whole graph: the viewer is taken for the record only."""
     return LintAnswer(lint(snapshot), freshness_of(snapshot, now, policy))
+
+
+def answer_drift(snapshot: Snapshot, viewer: Viewer, now: datetime, policy: StalePolicy) -> DriftAnswer:
+    """Where the catalog and the traffic disagree: edges between entities this viewer may not see left out."""
+    return DriftAnswer(drift(snapshot, viewer), freshness_of(snapshot, now, policy))

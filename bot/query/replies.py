@@ -27,7 +27,7 @@ from bot.query.bundle import (
     SuspectsAnswer,
     SuspectsQuery,
 )
-from bot.query.lookup import answer_lint, answer_path, answer_resolve
+from bot.query.lookup import answer_drift, answer_lint, answer_path, answer_resolve
 from bot.query.model_phrasing import ModelPorts
 from bot.render import json as render_json
 from bot.render import text as render_text
@@ -68,6 +68,9 @@ def reply(
     if command == "lint":
         report = answer_lint(snapshot, EVERYONE, wall, policy).report
         return Reply(EXIT_OK, render_json.lint_json(report), lambda: render_text.render_lint(report))
+    if command == "drift":
+        drifted = answer_drift(snapshot, EVERYONE, wall, policy).report
+        return Reply(EXIT_OK, render_json.drift_json(drifted), lambda: render_text.render_drift(drifted))
     if command == "ask":
         return ask_reply(answer_ask(snapshot, args.question, EVERYONE, now, policy, model, wall=wall))
     if command == "path":

@@ -8,7 +8,7 @@ from typing import Any
 
 from bot.render.freshness import Freshness
 from graph.blast import BlastRadius
-from graph.drift import DEPENDENCIES, DEPENDENTS, Coverage, nothing_found
+from graph.drift import DEPENDENCIES, DEPENDENTS, Coverage, Drift, nothing_found
 from graph.edges import EdgeFacts
 from graph.facts import Problem
 from graph.freshness import OVERDUE, LagReport, SourceLag
@@ -223,6 +223,24 @@ def lint_json(report: LintReport) -> Json:
         "input_problems": [str(p) for p in report.input_problems],
         "not_descriptors": [p.where for p in report.not_descriptors],
         "failed_sources": [{"name": m.name, "error": m.last_error} for m in report.failed_sources],
+    }
+
+
+def drift_json(report: Drift) -> Json:
+    """`oncall-graph drift --json` and the MCP drift tool, in the contract's shape."""
+    return {
+        "undeclared": [
+            {"src": u.edge.src, "dst": u.edge.dst, "rel": u.edge.rel, "calls": u.calls, "sources": list(u.edge.sources)}
+            for u in report.undeclared
+        ],
+        "unobserved": [
+            {"src": e.src, "dst": e.dst, "rel": e.rel, "sources": list(e.sources)} for e in report.unobserved
+        ],
+        "unknown_services": [
+            {"name": u.name, "calls": u.calls, "side": u.side, "sources": list(u.sources)}
+            for u in report.unknown_services
+        ],
+        "coverage": coverage_json(report.coverage),
     }
 
 

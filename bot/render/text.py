@@ -26,7 +26,7 @@ from bot.render.wording import more_problems, problem_text, problems_heading, wi
 from bot.render.wording import summarized as _summarized
 from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
-from graph.drift import DEPENDENCIES, DEPENDENTS, nothing_found
+from graph.drift import DEPENDENCIES, DEPENDENTS, Drift, nothing_found, what_it_knows
 from graph.facts import Deploy, Problem
 from graph.hygiene import LintReport
 from graph.naming.names import Resolution
@@ -241,6 +241,25 @@ def render_answer(answer: Answer, phrasing: Phrasing | None = None) -> list[Text
 
 
 @_terminal_safe
+@_terminal_safe
+def render_drift(report: Drift) -> list[Text]:
+    """Where the catalog and the traffic disagree, then how much the graph can know."""
+    heading = "bold underline"
+    lines = [Text("drift: where the catalog and the traffic disagree", style="bold")]
+    lines.append(Text(f"undeclared: called, declared nowhere ({len(report.undeclared)})", style=heading))
+    lines += [Text(f"  {cite_edge(u.edge)}  {u.calls:,} calls") for u in report.undeclared]
+    lines.append(Text(f"unobserved: declared, both ends busy, never seen calling ({len(report.unobserved)})", heading))
+    lines += [Text(f"  {cite_edge(e)}") for e in report.unobserved]
+    lines.append(Text(f"unknown services: no entity answers to ({len(report.unknown_services)})", style=heading))
+    hint = "map it: an alias, or the oncall-graph/service-name annotation"
+    lines += [
+        Text(f"  {u.name} ({u.side}, {u.calls:,} calls) [{', '.join(u.sources)}]  {hint}")
+        for u in report.unknown_services
+    ]
+    lines.append(Text(f"coverage: {what_it_knows(report.coverage)}", style="cyan"))
+    return lines
+
+
 def render_lint(report: LintReport) -> list[Text]:
     sections = (
         ("sources that failed", [f"{m.name}: {m.last_error}" for m in report.failed_sources]),

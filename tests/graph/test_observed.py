@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from graph.blast import blast_radius
+from graph.drift import DEPENDENTS, Coverage, coverage, drift, nothing_found, what_it_knows
 from graph.evidence import DECLARED, DOCUMENTED, EXTRACTED, OBSERVED, PUSHED, evidence_of, kinds_of
-from graph.facts import CallCount, Citation, Observation, SourceFacts
+from graph.facts import CallCount, Citation, Observation, SourceFacts, SourceMark
 from graph.observed import CLIENT, SERVER, describe, dress
 from graph.paths import find_path
 from graph.redaction import redact_edge
@@ -133,3 +134,34 @@ def test_every_citation_has_a_kind_of_evidence() -> None:
     assert evidence_of(Citation("webhook:github", "POST /webhooks/github delivery 1")) == PUSHED
     assert evidence_of(seen("a", "b").citation) == OBSERVED
     assert BUILT_AT.tzinfo is UTC
+
+
+def test_drift_names_undeclared_calls_unobserved_dependencies_and_unknown_services() -> None:
+    count = CallCount(f"{SOURCE}: checkoutservice -> cartservice", 3000, 6, 604_800, SEEN)
+    snap = shop(
+        seen("checkoutservice", "cartservice"),
+        seen("payments", "accounting"),
+        seen("cartservice", "redis-manual"),
+        declared=((CHECKOUT, PAYMENTS), (CART, POSTGRES), (PAYMENTS, ACCOUNTING)),
+        calls=(count,),
+    )
+    found = drift(snap)
+    assert [(u.edge.src, u.edge.dst, u.calls) for u in found.undeclared] == [(CHECKOUT, CART, 3000)]
+    # checkout and payments both had traffic and never called each other; orders-db had none: no verdict.
+    assert [(e.src, e.dst) for e in found.unobserved] == [(CHECKOUT, PAYMENTS)]
+    assert [(u.name, u.side) for u in found.unknown_services] == [("redis-manual", SERVER)]
+    assert found.coverage == Coverage(components=4, declaring_dependencies=3, with_observed_traffic=4, trace_sources=())
+
+
+def test_an_answer_that_finds_nothing_says_how_much_the_graph_could_know() -> None:
+    snap = shop()
+    result = blast_radius(snap, CART)
+    assert result.impacted == ()
+    assert nothing_found(CART, DEPENDENTS, result.coverage) == (
+        "No dependents of cart are declared or observed. "
+        "0 of 4 components declare dependencies; no trace source is configured."
+    )
+    traced = snap.with_marks({SOURCE: SourceMark(SOURCE, last_success=SEEN)})
+    assert what_it_knows(coverage(traced)) == (
+        "0 of 4 components declare dependencies; 0 have observed traffic (service-graph http://prometheus:9090)."
+    )

@@ -98,7 +98,7 @@ def test_tools_are_listed_with_their_input_schemas(tmp_path: Path, acme_db: str)
     async def scenario() -> None:
         async with mcp_session(tmp_path, "--db", acme_db) as session:
             tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert list(tools) == ["blast_radius", "suspects", "path", "resolve", "ask", "lag"]
+        assert list(tools) == ["blast_radius", "suspects", "path", "resolve", "ask", "lag", "drift"]
         schemas = {name: t.input_schema for name, t in tools.items()}
         assert schemas["blast_radius"]["required"] == ["name"]
         assert set(schemas["blast_radius"]["properties"]) == {"name", "depth"}
@@ -108,7 +108,7 @@ def test_tools_are_listed_with_their_input_schemas(tmp_path: Path, acme_db: str)
         assert schemas["path"]["required"] == ["from", "to"]
         assert schemas["resolve"]["required"] == ["name"]
         assert schemas["ask"]["required"] == ["question"]
-        assert schemas["lag"]["properties"] == {}
+        assert schemas["lag"]["properties"] == {} == schemas["drift"]["properties"]
         assert "6h" in (tools["suspects"].description or "")
         assert all(t.annotations and t.annotations.read_only_hint for t in tools.values())
 
