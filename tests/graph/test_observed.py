@@ -165,3 +165,12 @@ def test_an_answer_that_finds_nothing_says_how_much_the_graph_could_know() -> No
     assert what_it_knows(coverage(traced)) == (
         "0 of 4 components declare dependencies; 0 have observed traffic (service-graph http://prometheus:9090)."
     )
+
+
+def test_the_blast_radius_shows_calls_for_everyone_too() -> None:
+    count = CallCount(f"{SOURCE}: checkoutservice -> cartservice", 1200, 0, 86_400, SEEN)
+    snap = shop(seen("checkoutservice", "cartservice"), calls=(count,))
+    [impact] = blast_radius(snap, CART).impacted
+    assert impact.edges[0].sources == (
+        "service-graph http://prometheus:9090 · 1,200 calls in 1 d to 2026-12-06 03:00 UTC, 0% failed",
+    )
