@@ -104,6 +104,8 @@ class _Reading:
                 return [Problem(name, too_big_message(size, limit), "", "error")]
             with path.open("rb") as handle:
                 self._records(name, self._lines(name, handle, limit, problems), problems)
+        except FetchError:
+            raise  # the read's deadline: the whole read fails, not this file
         except OSError as exc:
             problems.append(Problem(name, f"cannot read: {exc.strerror or exc}", "", "error"))
         return _bounded(name, problems)

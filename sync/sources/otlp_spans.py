@@ -282,7 +282,7 @@ def _id(raw: object, size: int, *, root_allowed: bool = False) -> tuple[str, str
     hexadecimal = len(text) in widths and _HEX.fullmatch(text)
     value = text.lower().rjust(size * 2, "0") if hexadecimal else _base64(text, size)
     if not value:
-        return "", f"not a {size}-byte id in hex or base64: {shown(raw)}"
+        return "", f"not a hex or base64 id of {size} bytes: {shown(raw)}"
     if value.strip("0") == "":
         return "", "" if root_allowed else "all zeros, which OTLP calls an invalid id"
     return value, ""
