@@ -5,6 +5,7 @@ emptied, grown past the size limit or made unreadable must not retire the entiti
 incident bot that forgets `redis` because of one bad commit answers the wrong thing). Such a
 file's stored facts replace what this read got from it, and the source is marked failing with
 the file named. Only a file that is gone retires its facts (the drop limit still guards that).
+Trace files are not kept one by one: their edges count calls across all of them.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 import orjson
 
 from graph.facts import Problem, SourceFacts
+from graph.observed import is_trace_source
 from sync.sources.reading.textfiles import is_url
 from sync.sources.reading.yaml_documents import is_empty_file, is_read_failure
 from sync.sources.registry import WALKERS, SourceSpec
@@ -44,6 +46,10 @@ def keep_unread_files(
     """
     if spec.kind in WALKERS or is_url(spec.location):
         return KeptFiles(facts)  # one body or one API walk: a failed read keeps everything already
+    if is_trace_source(spec.name):
+        # An observed edge counts calls across every file read and cites one of them: no fact is one
+        # file's, and the file it cites moves as traces come and go. A bad file is its problems.
+        return KeptFiles(facts)
     failures = _read_failures(facts.problems)
     # A file emptied in the same read in which another grew leaves the count as it was: the reader's
     # note for a file with no documents sends the read on to the per-file comparison all the same.

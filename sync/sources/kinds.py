@@ -158,6 +158,20 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
             "PagerDuty REST API key (read-only is enough) for ONCALL_GRAPH_PAGERDUTY.",
         ),
     ),
+    SourceKind(
+        name="otlp",
+        env="ONCALL_GRAPH_OTLP",
+        help="OTLP/JSON trace file or folder: calls paired from client and server spans",
+        placeholder="PATH",
+        reads="OTLP/JSON traces: one document, or JSON Lines as the Collector's file exporter writes them "
+        '(also Jaeger\'s `{"result": ...}` and Tempo\'s `{"batches": [...]}`), or a folder (recursive `*.json`/'
+        "`*.jsonl`/`*.ndjson`); client and server spans paired into calls, counted over the window ending at "
+        "the newest span",
+        doc="OTLP/JSON trace files or folders (JSON Lines as the Collector's file exporter writes them); calls are "
+        "counted over ONCALL_GRAPH_OBSERVED_WINDOW ending at the newest span read.",
+        read="otlp:read_otlp",
+        traces=True,
+    ),
 )
 
 

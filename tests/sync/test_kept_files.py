@@ -17,7 +17,9 @@ from graph.snapshot import SnapshotRef
 from sync.refresh import APPLIED, FAILED, load_snapshot, sync_once
 from sync.sources.reading.limits import ReadLimits
 from sync.sources.registry import SourceAccess, SourceSpec
+from sync.sources.trace_options import DAY, TraceOptions
 from sync.store.fact_store import Store, source_marks
+from tests.sync.sources.test_otlp import call_pair, document, write_lines
 from tests.sync.sources.test_yaml_alias_bound import bomb
 
 ACME = Path(__file__).resolve().parents[2] / "examples" / "acme" / "catalog"
@@ -142,3 +144,31 @@ def test_a_file_emptied_while_another_grows_keeps_its_entities(store: Store, cat
     assert outcome == FAILED and "catalog/edge.yaml" in error and "emptied" in error
     assert has_redis(store)
     assert verdict(store, 5) == FAILING
+
+
+def test_a_trace_folder_is_read_as_a_whole_its_edges_counting_calls_across_files(store: Store, tmp_path: Path) -> None:
+    """An observed edge cites one call of one file, and that file changes as traces come and go: a file
+    that no longer holds a cited call is no emptied file, and a broken one is its problems."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    write_lines(folder / "a.jsonl", document(*call_pair("api", "cart", "01")))
+    both = (("cart", "02"), ("orders", "03"), ("search", "04"))
+    write_lines(folder / "b.jsonl", *(document(*call_pair("api", peer, n)) for peer, n in both))
+    spec = SourceSpec("otlp", str(folder))
+    access = SourceAccess(traces=TraceOptions(window_seconds=DAY, min_calls=1))
+
+    def synced(minutes: int) -> tuple[str, str, set[tuple[str, int]]]:
+        clock = lambda: T0 + timedelta(minutes=minutes)  # noqa: E731
+        [outcome] = sync_once([spec], store, SnapshotRef(), clock, max_drop=0.9, access=access).outcomes
+        calls = {(key.rpartition(": ")[2], count.calls) for key, count in store.load_calls([spec.name]).items()}
+        return outcome.outcome, outcome.error, calls
+
+    assert synced(0) == (APPLIED, "", {("api -> cart", 2), ("api -> orders", 1), ("api -> search", 1)})
+    # b.jsonl now calls cart only: its edges retire, and cart is still cited at a.jsonl.
+    write_lines(folder / "b.jsonl", document(*call_pair("api", "cart", "05")))
+    assert synced(5) == (APPLIED, "", {("api -> cart", 2)})
+    (folder / "a.jsonl").write_text("{not json\n")
+    outcome, error, calls = synced(10)
+    assert (outcome, error, calls) == (APPLIED, "", {("api -> cart", 1)})
+    problems = load_snapshot(store, lambda: T0).problems  # type: ignore[union-attr]
+    assert [p.where for p in problems if p.severity == "error"] == ["traces/a.jsonl:1"]
