@@ -48,7 +48,11 @@ def test_observed_calls_widen_a_sparse_catalogs_blast_radius_each_edge_marked_an
         ("component:default/checkout", "calls", "resource:default/orders-db", False, True),
         ("component:default/frontend", "calls", "component:default/checkout", False, True),
     ]
-    assert frontend["edges"][0]["sources"] == ["shop/collector-export.jsonl:1 trace 015b8eff… span 0100000000000005"]
+    # The exemplar span, then the calls it stands for (its window ends at the newest span read).
+    assert frontend["edges"][0]["sources"] == [
+        "shop/collector-export.jsonl:1 trace 015b8eff… span 0100000000000005 · 3 calls in 7 d to 2026-11-30 14:00 UTC, "
+        "33.3% failed"
+    ]
     assert "component:default/cart" in data["survives"]
 
 
