@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from bot.render.wording import plural, utc, window_token
 from graph.blast import BREAKS, BlastRadius
+from graph.citations import provenance
 from graph.edges import EdgeFacts
 from graph.naming.refs import short_name
 from graph.snapshot import Snapshot
@@ -230,11 +231,15 @@ def _entity_label(ref: str, owners: Sequence[str], deploys: Sequence[SuspectDepl
 
 def _edge_label(edge: EdgeFacts) -> str:
     via = f" via {', '.join(short_name(api) for api in edge.via)}" if edge.via else ""
-    return label([edge.rel + (" (soft)" if edge.soft else "") + via])
+    seen = f" ({provenance(edge)})" if edge.observed else ""
+    return label([edge.rel + (" (soft)" if edge.soft else "") + via + seen])
 
 
 def _edge_style(edge: EdgeFacts, *, hard: str) -> str:
-    return f'style=dashed, color="{ORANGE}"' if edge.soft else f'color="{hard}"'
+    """Soft edges dashed orange; a call only traces saw, declared nowhere, dotted."""
+    if edge.soft:
+        return f'style=dashed, color="{ORANGE}"'
+    return f'style=dotted, penwidth=1.5, color="{hard}"' if not edge.declared else f'color="{hard}"'
 
 
 def _drawn_edges(edges: Iterable[EdgeFacts], ids: set[str]) -> list[EdgeFacts]:
