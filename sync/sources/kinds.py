@@ -158,6 +158,26 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
             "PagerDuty REST API key (read-only is enough) for ONCALL_GRAPH_PAGERDUTY.",
         ),
     ),
+    SourceKind(
+        name="service-graph",
+        env="ONCALL_GRAPH_SERVICE_GRAPH",
+        help="Prometheus-compatible API URL holding service-graph metrics (observed calls)",
+        placeholder="URL",
+        reads="observed calls: the service-graph metrics Tempo, Alloy or the OpenTelemetry Collector write "
+        "(`traces_service_graph_request_total`, `…_request_failed_total`), one instant query to a "
+        "Prometheus-compatible API (Prometheus, Thanos, Mimir, VictoriaMetrics; a path prefix such as "
+        "`/prometheus` is kept)",
+        doc="Service-graph metrics: the base URL of a Prometheus-compatible API (Prometheus, Thanos, Mimir, "
+        "VictoriaMetrics); calls and failed calls per client and server over ONCALL_GRAPH_OBSERVED_WINDOW.",
+        walk="service_graph:read_service_graph",
+        token=Secret(
+            "service_graph_token",
+            "ONCALL_GRAPH_SERVICE_GRAPH_TOKEN",
+            "Bearer token for ONCALL_GRAPH_SERVICE_GRAPH (a Mimir or Grafana Cloud gateway); the tenant is "
+            "ONCALL_GRAPH_SERVICE_GRAPH_TENANT.",
+        ),
+        traces=True,
+    ),
 )
 
 
