@@ -178,6 +178,23 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
         ),
         traces=True,
     ),
+    SourceKind(
+        name="jaeger",
+        env="ONCALL_GRAPH_JAEGER",
+        help="Jaeger query service URL: its dependency links (observed calls)",
+        placeholder="URL",
+        reads="observed calls: a Jaeger query service's dependency links (`/api/dependencies`) over the window; "
+        "Jaeger counts calls, not failures",
+        doc="Jaeger query service base URL: its dependency links (/api/dependencies) over "
+        "ONCALL_GRAPH_OBSERVED_WINDOW. Jaeger counts calls, not failures.",
+        walk="jaeger:read_jaeger",
+        token=Secret(
+            "jaeger_token",
+            "ONCALL_GRAPH_JAEGER_TOKEN",
+            "Bearer token for ONCALL_GRAPH_JAEGER, when a proxy in front of Jaeger asks for one.",
+        ),
+        traces=True,
+    ),
 )
 
 

@@ -121,6 +121,14 @@ def test_an_answer_shows_the_calls_behind_an_observed_citation() -> None:
     assert "4,500 calls" in dress(edge, polled.calls).sources[0] and "0% failed" in dress(edge, polled.calls).sources[0]
 
 
+def test_a_source_that_counts_no_failures_says_so_instead_of_none_failed() -> None:
+    cited = seen("a", "b", source="jaeger:http://jaeger:16686").citation
+    count = CallCount(cited.origin, 29, 0, 86_400, SEEN)
+    assert describe(cited, count) == (
+        "jaeger http://jaeger:16686 · 29 calls in 1 d to 2026-12-06 03:00 UTC, failures not reported"
+    )
+
+
 def test_a_citation_without_counts_reads_as_its_source() -> None:
     cited = seen("a", "b").citation
     assert describe(cited, None) == "service-graph http://prometheus:9090"
