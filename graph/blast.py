@@ -11,6 +11,7 @@ import numpy as np
 from graph.background import stepping
 from graph.compiled import UNREACHED, BoolArray, IntArray, best_parents, reverse_levels, walk_index
 from graph.edges import EdgeFacts
+from graph.observed import dress
 from graph.redaction import redact_path
 from graph.relations import PART_OF, RUNTIME_KINDS, propagates
 from graph.snapshot import Snapshot
@@ -111,6 +112,9 @@ class BlastRadius:
             if not sees_all:
                 path, edges, hidden = redact_path(self.snapshot, path, edges, self.viewer)
                 owners = visible(self.snapshot, owners, self.viewer)
+            elif self.snapshot.calls:
+                # Redaction's other work: observed citations tell their calls (graph.observed.dress).
+                edges = tuple(dress(e, self.snapshot.calls) for e in edges)
             found += 1
             yield Impact(ref, hop, DEGRADES if soft else BREAKS, path, edges, owners, hidden)
 
