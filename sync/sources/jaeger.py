@@ -9,20 +9,20 @@ failed calls, which the answers say are not reported (`graph.observed.describe`)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from graph.facts import Problem, SourceFacts
 from sync.sources.catalog_fetch import bearer_headers
-from sync.sources.reading.bounded_http import Answer, api_endpoint, bounded_get
+from sync.sources.reading.bounded_http import api_endpoint, bounded_get, json_answer
 from sync.sources.reading.shown import shown
 from sync.sources.reading.textfiles import FetchError, display_name
 from sync.sources.trace_calls import CountedCall, observed_facts
 from sync.sources.trace_options import TraceOptions
 
 DEPENDENCIES_PATH = "api/dependencies"
-_SAID = 300  # characters of Jaeger's error messages kept in ours
+API = "a Jaeger query service"
+TOKEN = "ONCALL_GRAPH_JAEGER_TOKEN"
 
 
 class JaegerError(FetchError):
@@ -46,34 +46,23 @@ def read_jaeger(
         raise JaegerError(f"Jaeger: {exc}") from None
     params |= {"endTs": str(int(moment.timestamp() * 1000)), "lookback": str(traces.window_seconds * 1000)}
     headers = {"Accept": "application/json", **bearer_headers(token)}
-    body = _decoded(display_name(url), bounded_get(url, params=params, headers=headers, timeout=timeout))
+    answer = bounded_get(url, params=params, headers=headers, timeout=timeout)
+    body = json_answer(display_name(url), answer, JaegerError, api=API, token_setting=TOKEN, told=_failed)
     return parse_dependencies(source, display_name(location), body, traces, moment)
 
 
-def _decoded(name: str, answer: Answer) -> object:
-    try:
-        body: object = json.loads(answer.body)
-    except ValueError:
-        body = None
-    said = f"HTTP {answer.status} {answer.reason}".rstrip()
-    if answer.status in (401, 403):
-        raise JaegerError(f"GET {name}: {said}: the token was refused (ONCALL_GRAPH_JAEGER_TOKEN)")
-    if answer.status == 404:
-        raise JaegerError(f"GET {name}: {said}: no dependencies API there; is this a Jaeger query service?")
-    if answer.status >= 400:
-        errors = _errors(body)
-        raise JaegerError(f"GET {name}: {said}{f': {errors}' if errors else ''}")
-    if body is None:
-        raise JaegerError(f"GET {name}: the answer is not JSON; is this a Jaeger query service?")
-    return body
+def _failed(body: object) -> str:
+    """Jaeger's errors when it answered with no links at all (`{"data": null, "errors": [...]}`)."""
+    has_links = isinstance(body, list) or (isinstance(body, Mapping) and body.get("data") is not None)
+    return "" if has_links else _errors(body)
 
 
 def _errors(body: object) -> str:
-    """Jaeger's own error messages (`errors: [{code, msg}]`), cut short."""
+    """Jaeger's own error messages (`errors: [{code, msg}]`)."""
     errors = body.get("errors") if isinstance(body, Mapping) else None
-    said = [e["msg"] for e in errors if isinstance(e, Mapping) and isinstance(e.get("msg"), str)] if errors else []
-    text = "; ".join(said) if isinstance(errors, list) else ""
-    return text if len(text) <= _SAID else text[: _SAID - 3] + "..."
+    if not isinstance(errors, list):
+        return ""
+    return "; ".join(e["msg"] for e in errors if isinstance(e, Mapping) and isinstance(e.get("msg"), str))
 
 
 def parse_dependencies(source: str, name: str, body: object, traces: TraceOptions, now: datetime) -> SourceFacts:
@@ -84,10 +73,10 @@ def parse_dependencies(source: str, name: str, body: object, traces: TraceOption
     links = body.get("data") if isinstance(body, Mapping) else body
     errors = _errors(body)
     if links is None and errors:
-        raise JaegerError(f"{name}: Jaeger answered with errors: {errors}")
+        raise JaegerError(f"{name}: Jaeger answered with errors: {shown(errors)}")
     if not isinstance(links, list):
         raise JaegerError(f'{name}: expected an array of dependency links, or {{"data": [...]}}')
-    problems = [Problem(name, f"Jaeger reported errors: {errors}", "errors")] if errors else []
+    problems = [Problem(name, f"Jaeger reported errors: {shown(errors)}", "errors")] if errors else []
     counted = [call for index, link in enumerate(links) if (call := _link(name, index, link, problems)) is not None]
     return observed_facts(source, "jaeger", name, counted, traces, now, problems)
 

@@ -20,7 +20,6 @@ extrapolates to the window's ends, so values are fractional strings: rounded to 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -28,7 +27,7 @@ from datetime import UTC, datetime
 
 from graph.facts import Problem, SourceFacts
 from sync.sources.catalog_fetch import bearer_headers
-from sync.sources.reading.bounded_http import Answer, api_endpoint, bounded_get
+from sync.sources.reading.bounded_http import api_endpoint, bounded_get, json_answer
 from sync.sources.reading.shown import shown
 from sync.sources.reading.textfiles import FetchError, display_name
 from sync.sources.trace_calls import CountedCall, observed_facts
@@ -39,7 +38,8 @@ COUNT_LABEL = "oncall_graph_count"  # which sum a series of the answer belongs t
 CALLS, FAILED = "calls", "failed"
 TENANT_HEADER = "X-Scope-OrgID"
 _METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
-_SAID = 300  # characters of a server's error message kept in ours
+API = "a Prometheus-compatible query API"
+TOKEN = "ONCALL_GRAPH_SERVICE_GRAPH_TOKEN"
 
 
 class ServiceGraphError(FetchError):
@@ -80,7 +80,8 @@ def read_service_graph(
     headers = {"Accept": "application/json", **bearer_headers(token)}
     if traces.tenant:
         headers[TENANT_HEADER] = traces.tenant
-    body = _decoded(display_name(url), bounded_get(url, params=params, headers=headers, timeout=timeout))
+    answer = bounded_get(url, params=params, headers=headers, timeout=timeout)
+    body = json_answer(display_name(url), answer, ServiceGraphError, api=API, token_setting=TOKEN, told=_error_text)
     return parse_service_graph(source, display_name(location), body, traces, moment)
 
 
@@ -88,30 +89,12 @@ def _instant(moment: datetime) -> str:
     return f"{moment.timestamp():.3f}"
 
 
-def _decoded(name: str, answer: Answer) -> object:
-    """The answer's JSON when it succeeded; its error, said the way the API said it, otherwise."""
-    try:
-        body: object = json.loads(answer.body)
-    except ValueError:
-        body = None
-    said = f"HTTP {answer.status} {answer.reason}".rstrip()
-    if isinstance(body, Mapping) and body.get("status") == "error":
-        raise ServiceGraphError(f"GET {name}: {said}: {_error_text(body)}")
-    if answer.status in (401, 403):
-        raise ServiceGraphError(f"GET {name}: {said}: the token was refused (ONCALL_GRAPH_SERVICE_GRAPH_TOKEN)")
-    if answer.status == 404:
-        raise ServiceGraphError(f"GET {name}: {said}: no query API there; does the URL need a path prefix?")
-    if answer.status >= 400:
-        raise ServiceGraphError(f"GET {name}: {said}")
-    if body is None:
-        raise ServiceGraphError(f"GET {name}: the answer is not JSON; is this a Prometheus-compatible API?")
-    return body
-
-
-def _error_text(body: Mapping[str, object]) -> str:
+def _error_text(body: object) -> str:
+    """Prometheus' own error (`{"status": "error", "errorType", "error"}`), or "" for any other body."""
+    if not isinstance(body, Mapping) or body.get("status") != "error":
+        return ""
     kind, error = body.get("errorType"), body.get("error")
-    text = ": ".join(str(part) for part in (kind, error) if isinstance(part, str) and part) or "no detail"
-    return text if len(text) <= _SAID else text[: _SAID - 3] + "..."
+    return ": ".join(str(part) for part in (kind, error) if isinstance(part, str) and part) or "no detail"
 
 
 def parse_service_graph(source: str, name: str, body: object, traces: TraceOptions, now: datetime) -> SourceFacts:

@@ -3,8 +3,9 @@ the status, so an API's error answer is read (for its message) under the same li
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -72,3 +73,32 @@ def api_endpoint(location: str, path: str, reserved: Collection[str]) -> tuple[s
     base = parts.path.rstrip("/").removesuffix(f"/{path}")
     params = {key: value for key, value in parse_qsl(parts.query, keep_blank_values=True) if key not in reserved}
     return urlunsplit((parts.scheme, parts.netloc, f"{base}/{path}", "", "")), params
+
+
+def json_answer(
+    name: str, answer: Answer, error: type[FetchError], *, api: str, token_setting: str, told: Callable[[object], str]
+) -> object:
+    """The answer's JSON when it succeeded; otherwise raises `error` saying what went wrong as the API
+    said it: `told` reads the API's own error message from a decoded body ("" when it holds none,
+    and a body with one is a failure whatever its status)."""
+    try:
+        body: object = json.loads(answer.body)
+    except ValueError:
+        body = None
+    said = f"GET {name}: HTTP {answer.status} {answer.reason}".rstrip()
+    message = _cut(told(body))
+    detail = f": {message}" if message else ""
+    if answer.status in (401, 403):
+        raise error(f"{said}: the token was refused ({token_setting}){detail}")
+    if answer.status == 404:
+        raise error(f"{said}: nothing answers as {api} there; does the URL need a path prefix?{detail}")
+    if answer.status >= 400 or message:
+        raise error(f"{said}{detail}")
+    if body is None:
+        raise error(f"GET {name}: the answer is not JSON; is this {api}?")
+    return body
+
+
+def _cut(text: str, most: int = 300) -> str:
+    """A server's own message, kept to a few lines in ours."""
+    return text if len(text) <= most else text[: most - 3] + "..."

@@ -98,7 +98,7 @@ def test_a_base_path_is_kept_the_whole_endpoint_may_be_given_and_parameters_pass
         assert query.requests[-1][0]["service"] == "driver"
         read(query, location=query.url + "?endTs=1&lookback=1")
         assert query.requests[-1][0]["endTs"] == str(int(NOW.timestamp() * 1000))
-        with pytest.raises(JaegerError, match="HTTP 404 Not Found: no dependencies API there"):
+        with pytest.raises(JaegerError, match="HTTP 404 Not Found: nothing answers as a Jaeger query service there"):
             read(query, location=query.url.removesuffix("/jaeger"))
 
 
@@ -126,7 +126,7 @@ def _errors(*messages: str) -> bytes:
         (403, b"forbidden", "HTTP 403 Forbidden: the token was refused (ONCALL_GRAPH_JAEGER_TOKEN)"),
         (200, b"\x00\xffgarbage", "the answer is not JSON; is this a Jaeger query service?"),
         (200, b"<!doctype html><title>Jaeger UI</title>", "the answer is not JSON"),
-        (200, _errors("storage unavailable"), "Jaeger answered with errors: storage unavailable"),
+        (200, _errors("storage unavailable"), "HTTP 200 OK: storage unavailable"),
         (200, b'{"data": {"parent": "a"}}', 'expected an array of dependency links, or {"data": [...]}'),
     ],
 )  # fmt: skip
@@ -167,7 +167,7 @@ def test_bad_links_are_problems_and_jaegers_own_errors_beside_data_a_warning() -
     assert counts(facts) == {("frontend", "driver"): 40}
     said = [(p.field, p.severity, p.message) for p in facts.problems]
     assert said == [
-        ("errors", "warning", "Jaeger reported errors: one storage shard timed out"),
+        ("errors", "warning", "Jaeger reported errors: 'one storage shard timed out'"),
         ("data[2]", "error", "a link needs a parent and a child service name; skipped"),
         ("data[3].callCount", "error", "not a count of calls: 'many'"),
         ("data[4].callCount", "error", "not a count of calls: -3"),

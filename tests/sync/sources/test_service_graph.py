@@ -134,7 +134,10 @@ def test_a_path_prefix_is_kept_and_the_whole_endpoint_may_be_given() -> None:
         assert mimir.url.endswith(":" + base.rsplit(":", 1)[1] + "/prometheus")
         for location in (mimir.url, mimir.url + "/", mimir.url + "/api/v1/query"):
             assert counts(read(mimir, location=location))[("cartservice", "orders")] == (1300, 0)
-        with pytest.raises(ServiceGraphError, match=r"HTTP 404 Not Found: no query API there; does the URL need a"):
+        with pytest.raises(
+            ServiceGraphError,
+            match="HTTP 404 Not Found: nothing answers as a Prometheus-compatible query API there; does the URL need a",
+        ):
             read(mimir, location=base)
 
 
@@ -184,7 +187,7 @@ def _error(kind: str, message: str) -> str:
         (200, _error("internal", "the store is down"), "HTTP 200 OK: internal: the store is down"),
         (401, "no org id\n", "HTTP 401 Unauthorized: the token was refused (ONCALL_GRAPH_SERVICE_GRAPH_TOKEN)"),
         (502, "<html>Bad Gateway</html>", "HTTP 502 Bad Gateway"),
-        (200, "<html>Grafana</html>", "the answer is not JSON; is this a Prometheus-compatible API?"),
+        (200, "<html>Grafana</html>", "the answer is not JSON; is this a Prometheus-compatible query API?"),
         (200, json.dumps({"status": "success", "data": {"resultType": "matrix", "result": []}}),
          "expected a successful instant vector"),
     ],
@@ -253,3 +256,17 @@ def test_a_pair_seen_as_a_call_and_through_a_queue_is_one_call_edge() -> None:
 
     (observed,) = facts.observations
     assert observed.connection == "" and counts(facts) == {("checkout", "accounting"): (450, 0)}
+
+
+def test_a_refused_token_is_named_and_a_long_error_cut_short() -> None:
+    with source_server() as server:
+        server.serve("/api/v1/query", _error("unauthorized", "no org id"), status=401)
+        with pytest.raises(ServiceGraphError) as refused:
+            read_service_graph("sg", server.url, now=END)
+        server.serve("/api/v1/query", _error("execution", "x" * 5_000), status=422)
+        with pytest.raises(ServiceGraphError) as long:
+            read_service_graph("sg", server.url, now=END)
+    assert str(refused.value).endswith(
+        "HTTP 401 Unauthorized: the token was refused (ONCALL_GRAPH_SERVICE_GRAPH_TOKEN): unauthorized: no org id"
+    )
+    assert str(long.value).endswith("execution: " + "x" * 286 + "...")
