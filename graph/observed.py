@@ -35,6 +35,8 @@ CLIENT, SERVER = "client", "server"
 
 # The source kinds that read traces (declared in sync/sources/kinds.py; a test keeps both equal).
 TRACE_SOURCE_KINDS = frozenset({"service-graph", "jaeger", "otlp"})
+# Trace sources that count calls but not failures: their edges say so instead of "0% failed".
+UNCOUNTED_FAILURES = frozenset({"jaeger"})
 
 CallTable = Mapping[str, CallCount]  # by the observation's `citation.origin`
 
@@ -176,10 +178,13 @@ def describe(citation: Citation, count: CallCount | None) -> str:
     in 7 d to 2026-12-06 03:00 UTC, 0.2% failed`; the locator alone when no count is known."""
     if count is None:
         return citation.locator
-    share = f"{count.failed_share:.1%}" if count.failed else "0%"
+    if citation.source.partition(":")[0] in UNCOUNTED_FAILURES:
+        failures = "failures not reported"
+    else:
+        failures = f"{f'{count.failed_share:.1%}' if count.failed else '0%'} failed"
     return (
         f"{citation.locator} · {count.calls:,} calls in {window_text(count.window_seconds)} "
-        f"to {_utc(count.last_seen)}, {share} failed"
+        f"to {_utc(count.last_seen)}, {failures}"
     )
 
 

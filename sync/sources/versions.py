@@ -14,8 +14,9 @@ from pathlib import Path
 
 import httpx
 
+from sync.sources.reading.bounded_http import bounded_body
 from sync.sources.reading.folder_walk import walk_folder
-from sync.sources.reading.limits import current_limits, too_big_message
+from sync.sources.reading.limits import current_limits
 from sync.sources.reading.textfiles import FetchError, display_name
 
 _CHUNK = 1 << 20
@@ -81,7 +82,7 @@ def fetch_if_changed(
                 return Fetched(name, None, previous)
             if response.status_code >= 400:
                 raise FetchError(f"GET {name}: HTTP {response.status_code} {response.reason_phrase}")
-            content = _bounded_body(response, name, deadline, limits.max_file_bytes, limits.deadline_seconds)
+            content = bounded_body(response, name, deadline, limits.max_file_bytes, limits.deadline_seconds)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise FetchError(f"GET {name}: {type(exc).__name__}: {str(exc) or 'no detail'}") from exc
     try:
@@ -95,21 +96,3 @@ def fetch_if_changed(
     else:
         version = body_version(content)
     return Fetched(name, None if version == previous else body, version)
-
-
-def _bounded_body(response: httpx.Response, name: str, deadline: float, max_bytes: int, seconds: float) -> bytes:
-    """The body, cut at the byte cap and the read's total deadline: the per-read timeout alone lets a
-    server that drips a byte a second hold the read (and every sync behind it) for ever."""
-    declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
-        raise FetchError(f"GET {name}: body {too_big_message(int(declared), max_bytes)}")
-    chunks: list[bytes] = []
-    size = 0
-    for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > max_bytes:
-            raise FetchError(f"GET {name}: body {too_big_message(size, max_bytes)}")
-        if time.monotonic() > deadline:
-            raise FetchError(f"GET {name}: body not received within the read deadline of {seconds:g} s")
-        chunks.append(chunk)
-    return b"".join(chunks)

@@ -120,6 +120,19 @@ def test_an_answer_shows_the_calls_behind_an_observed_citation() -> None:
     polled = snap.with_marks(snap.marks, calls={newer.key: newer})
     assert polled.out_edges is snap.out_edges and polled.derived is snap.derived
     assert "4,500 calls" in dress(edge, polled.calls).sources[0] and "0% failed" in dress(edge, polled.calls).sources[0]
+    # An operator sees everything, so the walk skips redaction: the calls are told all the same.
+    (impact,) = blast_radius(polled, CART, viewer=EVERYONE).impacted
+    assert [e.sources for e in impact.edges] == [
+        ("service-graph http://prometheus:9090 · 4,500 calls in 7 d to 2026-12-06 03:00 UTC, 0% failed",)
+    ]
+
+
+def test_a_source_that_counts_no_failures_says_so_instead_of_none_failed() -> None:
+    cited = seen("a", "b", source="jaeger:http://jaeger:16686").citation
+    count = CallCount(cited.origin, 29, 0, 86_400, SEEN)
+    assert describe(cited, count) == (
+        "jaeger http://jaeger:16686 · 29 calls in 1 d to 2026-12-06 03:00 UTC, failures not reported"
+    )
 
 
 def test_a_citation_without_counts_reads_as_its_source() -> None:

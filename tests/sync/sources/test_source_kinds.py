@@ -5,14 +5,17 @@ from __future__ import annotations
 import ast
 import inspect
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from graph.facts import SourceFacts
+from graph.observed import TRACE_SOURCE_KINDS
 from sync.sources import kinds as kinds_module
 from sync.sources.kinds import SOURCE_KINDS, SourceKind, source_kind
 from sync.sources.registry import READERS, TEXT_PARSERS, WALKERS, SourceAccess, SourceSpec, bound, read_changed
+from sync.sources.trace_options import TraceOptions
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -39,6 +42,15 @@ def test_every_named_reader_is_bound_and_takes_what_the_registry_passes() -> Non
     assert set(READERS) | set(WALKERS) == {kind.name for kind in SOURCE_KINDS}
     assert not set(READERS) & set(WALKERS)
     assert set(TEXT_PARSERS) == {kind.name for kind in SOURCE_KINDS if kind.parse_fetched}
+
+
+def test_every_trace_kind_is_one_the_graph_reads_as_traffic_and_takes_the_options_and_clock() -> None:
+    traced = [kind for kind in SOURCE_KINDS if kind.traces]
+    assert {kind.name for kind in traced} == TRACE_SOURCE_KINDS == {"service-graph", "jaeger", "otlp"}
+    for kind in traced:
+        reader = bound(kind.walk or kind.read)
+        options = {"token": "t", "timeout": 1.0} if kind.walk else {}
+        inspect.signature(reader).bind("x:x", "x", traces=TraceOptions(), now=datetime.now(UTC), **options)
 
 
 def test_a_misspelt_reader_fails_naming_it() -> None:
