@@ -13,6 +13,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.http import SLACK_MAX_BODY
 from tests.e2e.conftest import Bot
 from tests.fakes.slack_api import FakeSlack
 
@@ -32,7 +33,9 @@ def test_unsigned_garbage_is_refused_before_parsing_and_never_logged_whole(
     junk = b"{" * 500_000 + b"\xff"
     answer = bot.http.post(f"{bot.url}/slack/events", content=junk, headers={"Content-Type": "application/json"})
     assert answer.status_code == 401
-    huge = bot.http.post(f"{bot.url}/slack/events", content=b"x" * 3_000_000, headers={"Content-Type": FORM})
+    unsigned = bot.http.post(f"{bot.url}/slack/events", content=b"x" * 3_000_000, headers={"Content-Type": FORM})
+    assert unsigned.status_code == 401  # read whole (a signed alert may be this large), then refused
+    huge = bot.http.post(f"{bot.url}/slack/events", content=b"x" * (SLACK_MAX_BODY + 1), headers={"Content-Type": FORM})
     assert huge.status_code == 413
     assert len(bot.output()) < 200_000 and "x" * 3000 not in bot.output()
     _still_answers(bot, fake_slack, "after-unsigned")
