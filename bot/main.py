@@ -17,9 +17,9 @@ from typing import Any
 
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
-from waitress.server import create_server
 
 from bot.http import SERVER_BODY_CAP, WsgiApp, build_wsgi, counted_while_handled, metrics_wsgi
+from bot.http_server import create_http_server
 from bot.pagerduty.webhook import build_webhook
 from bot.query.lag import answer_lag
 from bot.render.png import PictureRenderer
@@ -218,15 +218,15 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
         slack, health=lambda: health(ref, store), registry=registry, pagerduty=pagerduty, webhooks=webhooks,
         metrics_here=not own_metrics,
     )  # fmt: skip
-    # waitress answers 413 itself for a body over the cap, chunked or not, before reading the rest.
-    server = create_server(
-        wsgi, host="0.0.0.0", port=settings.port, threads=HTTP_THREADS, max_request_body_size=SERVER_BODY_CAP
+    # waitress answers 413 itself for a body over the cap, chunked or not, reading the rest only to drop it.
+    server = create_http_server(
+        wsgi, host="0.0.0.0", port=settings.port, threads=HTTP_THREADS, body_cap=SERVER_BODY_CAP
     )
     port = getattr(server, "effective_port", settings.port)  # one listening socket: the port it really got
     metrics_server = None
     if settings.metrics_port is not None:
-        metrics_server = create_server(
-            metrics_wsgi(registry), host="0.0.0.0", port=settings.metrics_port, threads=2, max_request_body_size=1024
+        metrics_server = create_http_server(
+            metrics_wsgi(registry), host="0.0.0.0", port=settings.metrics_port, threads=2, body_cap=1024
         )
         threading.Thread(target=metrics_server.run, name="metrics-http", daemon=True).start()
         log.info("metrics on http://127.0.0.1:%s/metrics", getattr(metrics_server, "effective_port", "?"))
