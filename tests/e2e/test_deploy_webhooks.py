@@ -190,3 +190,16 @@ def updates(bot: Bot) -> dict[str, float]:
         for sample in family.samples
         if sample.name == "oncall_graph_snapshot_updates_total"
     }
+
+
+def test_the_freshest_of_many_pushed_deploys_leads_slash_suspects_and_the_rest_are_counted(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack
+) -> None:
+    """Pushed oldest first, one batch of eight: /suspects shows the five newest, newest first."""
+    bot = bot_factory(**ON)
+    batch = [{"id": f"burst-{n}", "service": "payments", "deployed_at": recent(40 - 5 * n)} for n in range(8)]
+    assert native(bot, raw(batch)).status_code == 202
+    shown = suspects_until(bot, fake_slack, "burst-7")
+    listed = [word for word in shown.replace("|", " ").replace(">", " ").split() if word.startswith("burst-")]
+    assert list(dict.fromkeys(listed)) == ["burst-7", "burst-6", "burst-5", "burst-4", "burst-3"], listed
+    assert "… and 3 more of its own deploys" in shown
