@@ -38,6 +38,7 @@ from bot.telemetry.metrics import Metrics
 from bot.telemetry.sync_telemetry import SyncTelemetry
 from bot.telemetry.tracing import start_tracing
 from bot.webhooks.deploys import build_deploy_webhooks
+from bot.webhooks.refusals import Unproven
 from bot.wiring import clock, model, snapshot_images, snapshot_ref, source_access
 from graph.freshness import LagReport
 from graph.hygiene import lint
@@ -90,9 +91,16 @@ def hygiene_counts(snapshot: Snapshot) -> dict[str, int]:
 
 
 def build_deps(
-    settings: Settings, specs: Sequence[SourceSpec], store: Store, ref: SnapshotRef, *, catch_up: Callable[[], None]
+    settings: Settings,
+    specs: Sequence[SourceSpec],
+    store: Store,
+    ref: SnapshotRef,
+    *,
+    catch_up: Callable[[], None],
+    unproven: Unproven,
 ) -> BotDeps:
-    """`catch_up` brings this replica's snapshot to the graph version now (the sync service's)."""
+    """`catch_up` brings this replica's snapshot to the graph version now (the sync service's);
+    `unproven` holds the deploy webhooks' refusals of unproven senders, which lag shows."""
     names = [s.name for s in specs]
     policy = settings.stale_policy()
 
@@ -100,7 +108,7 @@ def build_deps(
         # /graph-lag and /metrics: the lag answer, as `oncall-graph lag` gives it (the judged sources,
         # the configured ones never synced, each applied read's problems).
         marks = [state.mark() for state in store.source_states().values()]
-        return answer_lag(marks, names, clock(), policy, store.live_problems()).report
+        return answer_lag(marks, names, clock(), policy, store.live_problems(), unproven.seen()).report
 
     replica = replica_name()
     reviews = ReviewStore(store)
@@ -185,7 +193,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     ref = snapshot_ref()
     # The service is made after the deps (its lag notifier posts through them); an approval, the
     # only caller, comes in a request, once the server runs.
-    deps = build_deps(settings, specs, store, ref, catch_up=lambda: service.catch_up())
+    unproven = Unproven(clock)  # refusals anyone can cause: in memory, never in the database
+    deps = build_deps(settings, specs, store, ref, catch_up=lambda: service.catch_up(), unproven=unproven)
     try:
         slack_http, socket_mode, client = slack_frontend(settings, deps)
         pagerduty = build_webhook(settings, deps, client)
@@ -212,7 +221,7 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     # this replica's own steps too; a second follower of them would take every delta twice.
     refresh = None if watcher.watching else service.catch_up
     intake = PushIntake(store, clock, refresh=refresh, replica=replica_name())
-    webhooks = build_deploy_webhooks(settings, intake)
+    webhooks = build_deploy_webhooks(settings, intake, unproven, deps.metrics)
     own_metrics = settings.metrics_port is not None
     wsgi = build_wsgi(
         slack, health=lambda: health(ref, store), registry=registry, pagerduty=pagerduty, webhooks=webhooks,

@@ -46,6 +46,12 @@ class Metrics:
         self.pagerduty_webhooks = Counter(
             "oncall_graph_pagerduty_webhooks", "PagerDuty webhooks by outcome", ["outcome"], registry=r
         )
+        self.webhook_refusals = Counter(
+            "oncall_graph_webhook_refusals",
+            "Deploy webhook deliveries refused before they proved their sender, by push source and status",
+            ["source", "status"],
+            registry=r,
+        )
         self.sync_seconds = Histogram(
             "oncall_graph_sync_seconds",
             "Time to read and store one source in a sync",
