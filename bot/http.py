@@ -13,10 +13,13 @@ from prometheus_client import CollectorRegistry, make_wsgi_app
 
 StartResponse = Callable[..., Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
-MAX_BODY = 1024 * 1024  # every handler reads at most this much of a body (413 past it)
-# waitress refuses anything past this itself, unread; below it a handler's own 413 is recorded
-# where its sender looks (a deploy webhook's refusal shows in /graph-lag).
-SERVER_BODY_CAP = 2 * MAX_BODY
+MAX_BODY = 1024 * 1024  # every webhook reads at most this much of a body (413 past it)
+# A signed Slack event is read whole up to this, so that one too large to read whole (an alert
+# with thousands of attachments) is still verified and answered from its first parts.
+SLACK_MAX_BODY = 8 * MAX_BODY
+# waitress refuses anything past this itself (bot/http_server: the rest read and thrown away, within a
+# bound, so the client sees the 413); below it a handler answers its own 413.
+SERVER_BODY_CAP = SLACK_MAX_BODY + 1
 
 
 def read_capped(environ: Mapping[str, Any], limit: int) -> bytes | None:

@@ -17,9 +17,9 @@ from typing import Any
 
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
-from waitress.server import create_server
 
 from bot.http import SERVER_BODY_CAP, WsgiApp, build_wsgi, counted_while_handled, metrics_wsgi
+from bot.http_server import create_http_server
 from bot.pagerduty.webhook import build_webhook
 from bot.query.lag import answer_lag
 from bot.render.png import PictureRenderer
@@ -38,6 +38,7 @@ from bot.telemetry.metrics import Metrics
 from bot.telemetry.sync_telemetry import SyncTelemetry
 from bot.telemetry.tracing import start_tracing
 from bot.webhooks.deploys import build_deploy_webhooks
+from bot.webhooks.refusals import Unproven
 from bot.wiring import clock, model, snapshot_images, snapshot_ref, source_access
 from graph.freshness import LagReport
 from graph.hygiene import lint
@@ -90,9 +91,16 @@ def hygiene_counts(snapshot: Snapshot) -> dict[str, int]:
 
 
 def build_deps(
-    settings: Settings, specs: Sequence[SourceSpec], store: Store, ref: SnapshotRef, *, catch_up: Callable[[], None]
+    settings: Settings,
+    specs: Sequence[SourceSpec],
+    store: Store,
+    ref: SnapshotRef,
+    *,
+    catch_up: Callable[[], None],
+    unproven: Unproven,
 ) -> BotDeps:
-    """`catch_up` brings this replica's snapshot to the graph version now (the sync service's)."""
+    """`catch_up` brings this replica's snapshot to the graph version now (the sync service's);
+    `unproven` holds the deploy webhooks' refusals of unproven senders, which lag shows."""
     names = [s.name for s in specs]
     policy = settings.stale_policy()
 
@@ -100,7 +108,7 @@ def build_deps(
         # /graph-lag and /metrics: the lag answer, as `oncall-graph lag` gives it (the judged sources,
         # the configured ones never synced, each applied read's problems).
         marks = [state.mark() for state in store.source_states().values()]
-        return answer_lag(marks, names, clock(), policy, store.live_problems()).report
+        return answer_lag(marks, names, clock(), policy, store.live_problems(), unproven.seen()).report
 
     replica = replica_name()
     reviews = ReviewStore(store)
@@ -185,7 +193,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     ref = snapshot_ref()
     # The service is made after the deps (its lag notifier posts through them); an approval, the
     # only caller, comes in a request, once the server runs.
-    deps = build_deps(settings, specs, store, ref, catch_up=lambda: service.catch_up())
+    unproven = Unproven(clock)  # refusals anyone can cause: in memory, never in the database
+    deps = build_deps(settings, specs, store, ref, catch_up=lambda: service.catch_up(), unproven=unproven)
     try:
         slack_http, socket_mode, client = slack_frontend(settings, deps)
         pagerduty = build_webhook(settings, deps, client)
@@ -212,21 +221,21 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     # this replica's own steps too; a second follower of them would take every delta twice.
     refresh = None if watcher.watching else service.catch_up
     intake = PushIntake(store, clock, refresh=refresh, replica=replica_name())
-    webhooks = build_deploy_webhooks(settings, intake)
+    webhooks = build_deploy_webhooks(settings, intake, unproven, deps.metrics)
     own_metrics = settings.metrics_port is not None
     wsgi = build_wsgi(
         slack, health=lambda: health(ref, store), registry=registry, pagerduty=pagerduty, webhooks=webhooks,
         metrics_here=not own_metrics,
     )  # fmt: skip
-    # waitress answers 413 itself for a body over the cap, chunked or not, before reading the rest.
-    server = create_server(
-        wsgi, host="0.0.0.0", port=settings.port, threads=HTTP_THREADS, max_request_body_size=SERVER_BODY_CAP
+    # waitress answers 413 itself for a body over the cap, chunked or not, reading the rest only to drop it.
+    server = create_http_server(
+        wsgi, host="0.0.0.0", port=settings.port, threads=HTTP_THREADS, body_cap=SERVER_BODY_CAP
     )
     port = getattr(server, "effective_port", settings.port)  # one listening socket: the port it really got
     metrics_server = None
     if settings.metrics_port is not None:
-        metrics_server = create_server(
-            metrics_wsgi(registry), host="0.0.0.0", port=settings.metrics_port, threads=2, max_request_body_size=1024
+        metrics_server = create_http_server(
+            metrics_wsgi(registry), host="0.0.0.0", port=settings.metrics_port, threads=2, body_cap=1024
         )
         threading.Thread(target=metrics_server.run, name="metrics-http", daemon=True).start()
         log.info("metrics on http://127.0.0.1:%s/metrics", getattr(metrics_server, "effective_port", "?"))

@@ -36,6 +36,17 @@ class StalePolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class UnprovenRefusals:
+    """Deliveries to a pushed source's endpoint refused before they proved their sender (unsigned,
+    wrongly signed, too large to check), as one replica counted them since it started. Anyone can
+    send one, as often as they like, so they are never stored: a counter, a log line, this."""
+
+    count: int
+    last_at: datetime
+    last_why: str
+
+
+@dataclass(frozen=True, slots=True)
 class SourceLag:
     """One source judged. `ok` is the verdict (not stale, failing or held); `stale` its age part:
     past its limit, or never synced.
@@ -53,8 +64,10 @@ class SourceLag:
     held_reason: str = ""
     problems: tuple[str, ...] = ()  # the read's problems behind a held change (file, line, field)
     pushed: bool = False
-    last_refused: str = ""  # a pushed source's last refused delivery, and why
+    # A pushed source's last delivery refused after it proved its sender (a bad body), and why.
+    last_refused: str = ""
     last_refused_at: datetime | None = None
+    unproven: UnprovenRefusals | None = None  # deliveries refused before that, as one replica saw them
     # What was wrong in its applied read (junk documents, bad names, refused symlinks, unread files):
     # shown by every lag front. Only an unread file fails the source (its `last_error` says so).
     read_problems: SourceProblems | None = None

@@ -71,7 +71,10 @@ def reason_for(hops: int) -> str:
 
 
 def deploys_in_window(snapshot: Snapshot, ref: str, since: datetime, now: datetime) -> tuple[Deploy, ...]:
-    return tuple(d for d in snapshot.deploys.get(ref, ()) if since < d.deployed_at <= now)
+    """`ref`'s deploys in (since, now], newest first: the one most likely to matter leads every list,
+    and is the last any front cuts."""
+    found = (d for d in snapshot.deploys.get(ref, ()) if since < d.deployed_at <= now)
+    return tuple(sorted(found, key=lambda d: (d.deployed_at, d.id), reverse=True))
 
 
 def _dependencies_of(snapshot: Snapshot, ref: str) -> Iterable[tuple[str, EdgeFacts]]:

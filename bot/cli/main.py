@@ -219,8 +219,8 @@ def sync_given_sources(args: argparse.Namespace, store: Store, settings: Setting
 def _pushed_lag_line(s: dict[str, Any]) -> Text:
     last = "no event yet" if s["age_seconds"] is None else f"last event {render_text.format_age(s['age_seconds'])} ago"
     limit = "off" if s["threshold_seconds"] is None else render_text.format_age(s["threshold_seconds"])
-    refused = s["last_refused"]
-    why = f"  last refused {refused['at']}: {refused['why']}" if refused else ""
+    refused = s["last_refused"]  # after the sender proved itself; unproven ones live in the server's memory only
+    why = f"  last authenticated delivery refused {refused['at']}: {refused['why']}" if refused else ""
     flag, style = ("STALE", "bold red") if s["stale"] else ("ok", "green")
     return Text(f"{flag:>5}  {s['name']} (pushed)  {last}, limit {limit}{why}", style=style)
 

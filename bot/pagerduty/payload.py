@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from bot.bounded_json import loads_bounded
 from bot.query.durations import parse_instant
 
 TRIGGERED = "incident.triggered"
@@ -44,12 +45,14 @@ class WebhookEvent:
 def parse_webhook(body: bytes) -> WebhookEvent:
     """The event a webhook body carries; raises WebhookPayloadError on anything else."""
     try:
-        document = json.loads(body.decode("utf-8"))
+        text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise WebhookPayloadError(f"body is not UTF-8 (byte {exc.start})") from exc
+    try:
+        document, _cut = loads_bounded(text)  # what nests too deep or too wide is left out, the rest read
     except json.JSONDecodeError as exc:
         raise WebhookPayloadError(f"body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
-    except RecursionError:
+    except ValueError:
         raise WebhookPayloadError("body is not JSON we read: nested too deep") from None
     event = _object(document, "event", "") if isinstance(document, Mapping) else None
     if event is None:

@@ -10,10 +10,11 @@ from datetime import datetime
 
 from bot.query.bundle import LagAnswer
 from graph.facts import SourceMark
-from graph.freshness import LagReport, StalePolicy, judge
+from graph.freshness import LagReport, StalePolicy, UnprovenRefusals, judge
 from graph.source_problems import SourceProblems
 
 NO_PROBLEMS: Mapping[str, SourceProblems] = {}
+NONE_UNPROVEN: Mapping[str, UnprovenRefusals] = {}
 
 
 def answer_lag(
@@ -22,11 +23,13 @@ def answer_lag(
     now: datetime,
     policy: StalePolicy,
     problems: Mapping[str, SourceProblems] = NO_PROBLEMS,
+    unproven: Mapping[str, UnprovenRefusals] = NONE_UNPROVEN,
 ) -> LagAnswer:
     """Every stored source when none is configured, else the configured ones; pushed sources always
     (nothing configures them: a webhook creates them). A configured source with no mark never synced.
 
-    `problems` are each source's applied read's problems (the store's `live_problems`).
+    `problems` are each source's applied read's problems (the store's `live_problems`); `unproven`,
+    a pushed source's deliveries refused before they proved their sender, as this process saw them.
     """
     stored = {mark.name: mark for mark in marks}
     wanted = set(configured)
@@ -34,6 +37,7 @@ def answer_lag(
     never = tuple(name for name in configured if name not in stored)
     judged = judge(chosen, now, policy)
     sources = tuple(
-        replace(s, read_problems=problems[s.name]) if problems.get(s.name) else s for s in judged.sources
-    )  # fmt: skip
+        replace(s, read_problems=problems.get(s.name) or s.read_problems, unproven=unproven.get(s.name))
+        for s in judged.sources
+    )
     return LagAnswer(LagReport(sources, never))

@@ -220,7 +220,7 @@ def _entity_label(ref: str, owners: Sequence[str], deploys: Sequence[SuspectDepl
     lines = [short_name(ref)]
     shown = ", ".join(short_name(o) for o in owners[:OWNERS_SHOWN])
     lines.append(shown + (f" +{len(owners) - OWNERS_SHOWN}" if len(owners) > OWNERS_SHOWN else "") or "no known owner")
-    newest = sorted(deploys, key=lambda s: (s.deploy.deployed_at, s.deploy.id), reverse=True)
+    newest = list(deploys)  # newest first, as graph.suspects lists them
     for suspect in newest[:DEPLOYS_SHOWN]:
         d = suspect.deploy
         lines.append(" ".join(part for part in (d.id, d.version, utc(d.deployed_at)) if part))

@@ -281,7 +281,10 @@ def _source_lag_json(s: SourceLag) -> Json:
                     "read_problems": read_problems_json(s.read_problems)}  # fmt: skip
     if s.pushed:
         refused = {"at": _isoformat(s.last_refused_at), "why": s.last_refused} if s.last_refused else None
-        judged |= {"pushed": True, "last_event": _isoformat(s.last_success), "last_refused": refused}
+        seen = s.unproven
+        unproven = {"count": seen.count, "at": _isoformat(seen.last_at), "why": seen.last_why} if seen else None
+        judged |= {"pushed": True, "last_event": _isoformat(s.last_success), "last_refused": refused,
+                   "refused_unauthenticated": unproven}  # fmt: skip
     return judged
 
 

@@ -18,7 +18,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 
 from bot.render.png import PictureRenderer
 from bot.slack.answer_slots import AnswerSlots
@@ -78,7 +77,7 @@ class Attachments:
         self, client: WebClient, message: SlackMessage, channel: str, user: str, thread_ts: str | None
     ) -> None:
         try:
-            target = channel or direct_channel(client, user)
+            target = channel or direct_channel(client, user, self.poster)
             if not target:
                 return
             if self.renderer is not None and self._picture_wanted(message):
@@ -151,13 +150,14 @@ def _filename(message: SlackMessage) -> str:
     return f"{stem}.txt"
 
 
-def direct_channel(client: WebClient, user: str) -> str:
-    """The id of a direct message with `user`, or "" when Slack would not open one."""
+def direct_channel(client: WebClient, user: str, poster: Poster) -> str:
+    """The id of a direct message with `user`, or "" when Slack would not open one: opened through
+    `poster`, retried like every other call to Slack (a failure it gives up on is logged and counted)."""
     if not user:
         return ""
     try:
-        opened = client.conversations_open(users=user)
-    except SlackApiError as exc:
-        log.warning("could not open a direct message with %s for the full answer: %s", user, exc.response.get("error"))
+        opened = poster(lambda: client.conversations_open(users=user), what="direct-message")
+    except PostFailed as exc:
+        log.warning("could not open a direct message with %s for the full answer: %s", user, exc)
         return ""
     return str((opened.get("channel") or {}).get("id", ""))

@@ -10,7 +10,6 @@ to retry never holds the CPU from other answers.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from slack_sdk import WebClient
 
 from bot.slack.blocks.messages import format_lag, format_refusal
 from bot.slack.blocks.review import with_review_button
+from bot.slack.button_values import UnreadableButton, read_rerun
 from bot.slack.claims import delivering, take_all
 from bot.slack.delivery import message_kwargs, respond_with
 from bot.slack.deps import BotDeps
@@ -117,19 +117,18 @@ def register(app: App, deps: BotDeps) -> None:
 
 
 def _rerun(deps: BotDeps, body: dict[str, Any], respond: Responder, client: WebClient, *, shared: bool) -> None:
-    """A button carries the command and its arguments; run it again (as the clicking user sees it)."""
-    try:
-        value = json.loads(body["actions"][0]["value"])
-        command = value["cmd"] if value["cmd"] in (BLAST, SUSPECTS) else ""
-    except (KeyError, IndexError, TypeError, ValueError):
-        log.warning("ignored a button with an unreadable value: %r", body.get("actions"))
-        return
-    if not command:
-        return
-    extra = value.get("depth") if command == BLAST else value.get("since")
-    text = f"{value.get('name', '')} {extra}" if extra else str(value.get("name", ""))
+    """A button carries the command and its arguments; run it again (as the clicking user sees it).
+    A value that cannot be read is answered with what is wrong in it, to the one who clicked."""
     viewer = _viewer(body)
-
+    try:
+        rerun = read_rerun(body["actions"][0].get("value"))
+    except UnreadableButton as exc:
+        log.warning("a button with an unreadable value: %s", exc)
+        notice = format_refusal(f"Sorry — oncall-graph could not read this button: {exc}.")
+        refusal = {"response_type": "ephemeral", "replace_original": False, **message_kwargs(notice)}
+        deps.poster(lambda: respond(**refusal), what="button")
+        return
+    command, text = rerun.command, rerun.text
     # A button reruns the query: counted and timed as that command.
     _timed(deps, body, command, text, lambda: _answer(deps, respond, client, command, text, viewer, shared=shared))
 

@@ -42,7 +42,7 @@ def respond_with(
     poster(lambda: respond(**kwargs), what=what)
     if attachments is not None:
         attachments.send(client, message, channel=channel if shared else "", user=user)
-    elif message.cut and (target := channel if shared else direct_channel(client, user)):
+    elif message.cut and (target := channel if shared else direct_channel(client, user, poster)):
         upload_full_text(client, message, channel=target, poster=poster)
 
 

@@ -31,6 +31,10 @@ from graph.visibility import Viewer
 log = logging.getLogger(__name__)
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
 QUIET_STATUSES = frozenset({"acknowledged", "resolved"})
+UNREADABLE_ALERT = (
+    "Sorry — oncall-graph could not read this alert: it names no service, title or incident it can read,"
+    " so there are no suspects to show. Try /suspects SERVICE."
+)
 
 
 def _claimed(deps: BotDeps, body: dict[str, Any], event: dict[str, Any], kind: str, incident: str = "") -> Taken | None:
@@ -66,13 +70,21 @@ def on_message(body: dict[str, Any], event: dict[str, Any], client: WebClient, d
     if event.get("channel") not in deps.watch_channels or not is_alert(event, alert_bots=deps.alert_bots):
         return
     alert = parse_alert(event)
-    if alert is None or alert.status in QUIET_STATUSES:
+    if alert is not None and alert.status in QUIET_STATUSES:
+        return
+    channel, ts = str(event.get("channel")), str(event.get("ts"))
+    if alert is None or not alert_query(alert).name:
+        # Someone waits on this alert: say it could not be read rather than nothing.
+        taken = _claimed(deps, body, event, "alert", f"{channel}:{ts}")
+        if taken is not None:
+            with delivering(taken):
+                _say(deps, client, format_refusal(UNREADABLE_ALERT), channel, ts, "alert")
         return
     taken = _claimed(deps, body, event, "alert", incident_key(alert))
     if taken is None:
         return
     with observed_query(deps.metrics, "alert", _alert_name(alert)), delivering(taken):
-        _answer_alert(deps, client, alert, str(event.get("channel")), str(event.get("ts")))
+        _answer_alert(deps, client, alert, channel, ts)
 
 
 def register(app: App, deps: BotDeps) -> None:

@@ -36,8 +36,10 @@ LOADING = "The graph is still loading; try again in a minute."
 def split_blast_args(text: str) -> tuple[str, int | None]:
     """`redis 2` -> ("redis", 2); `token cache` -> ("token cache", None)."""
     words = text.split()
-    if len(words) > 1 and words[-1].isdigit() and int(words[-1]) > 0:
-        return " ".join(words[:-1]), int(words[-1])
+    # ASCII digits only, and few: `²` is a digit to isdigit() and not to int(), nor are 5,000 nines.
+    last = words[-1] if len(words) > 1 else ""
+    if last.isascii() and last.isdigit() and len(last) <= 6 and int(last) > 0:
+        return " ".join(words[:-1]), int(last)
     return " ".join(words), None
 
 

@@ -4,9 +4,15 @@ our handlers will read it. Only a request that passes reaches Bolt, with the ver
 
 Bolt parses before it verifies and lets a malformed body or event raise (HTTP 500 and a traceback,
 or a 3 s ack and then nothing), so nothing malformed may reach it: a signed body that is not form
-data or JSON, invalid UTF-8, JSON nested deeper than any Slack payload, an event that is not an
-object, a button payload with no actions. A slash command missing a field its answer needs gets an
-ephemeral reply the user sees (the ack's own body), never silence.
+data or JSON, invalid UTF-8, an event that is not an object, a button payload with no actions. A
+slash command missing a field its answer needs gets an ephemeral reply the user sees (the ack's own
+body), never silence.
+
+JSON nested deeper than any Slack payload, or a container with more members than Slack ever sends
+(an alert with 5,000 attachments), is read within bounds (`bot/bounded_json`): what is too deep or
+too many is left out, and the rest reaches Bolt, signed again by this boundary, so the alert is
+answered from what can be read. A signed body is read whole up to SLACK_MAX_BODY, larger than any
+message Slack sends; past it the body cannot be verified, and gets a 413.
 """
 
 from __future__ import annotations
@@ -16,22 +22,21 @@ import hmac
 import io
 import json
 import logging
-import re
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
-from bot.http import MAX_BODY, StartResponse, WsgiApp, json_response, read_capped
+from bot.bounded_json import loads_bounded
+from bot.http import SLACK_MAX_BODY, StartResponse, WsgiApp, json_response, read_capped
 
 log = logging.getLogger(__name__)
 
 MAX_SKEW = 300  # seconds: Slack's own rule for a replayed request
-MAX_DEPTH = 32  # Slack's deepest payloads (blocks in a message in an event) nest about a dozen levels
 MAX_FIELDS = 200  # a slash command has about a dozen form fields
 COMMAND_NEEDS = ("command", "user_id", "channel_id", "response_url")
 EVENT_TEXTS = ("type", "channel", "user", "text", "ts", "thread_ts", "subtype", "bot_id", "username", "app_id")
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
 class Malformed(Exception):
@@ -41,34 +46,34 @@ class Malformed(Exception):
 def signed(raw: bytes, timestamp: str, signature: str, secret: str, *, now: float) -> bool:
     """Slack's v0 signature over the raw bytes (slack_sdk's verifier decodes them as UTF-8 first,
     and raises on a body that is not), with a timestamp no more than MAX_SKEW from `now`."""
-    if not timestamp.isdigit() or abs(now - int(timestamp)) > MAX_SKEW or not signature.isascii():
+    # isascii first: `²` (a latin-1 header byte) is a digit to isdigit() and not to int().
+    if not (timestamp.isascii() and timestamp.isdigit()) or not signature.isascii():
         return False
+    if abs(now - int(timestamp)) > MAX_SKEW:
+        return False
+    return hmac.compare_digest(signature_of(raw, timestamp, secret).encode(), signature.encode())
+
+
+def signature_of(raw: bytes, timestamp: str, secret: str) -> str:
     digest = hmac.new(secret.encode(), b"v0:" + timestamp.encode() + b":" + raw, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(f"v0={digest}".encode(), signature.encode())
+    return f"v0={digest}"
 
 
-def nested_deeper_than(text: str, limit: int) -> bool:
-    """Whether JSON text opens more than `limit` arrays or objects inside each other (strings skipped),
-    checked before json.loads so that a 100,000-deep body costs one scan, not a recursion."""
-    depth = 0
-    for token in _TOKENS.finditer(text):
-        bracket = token.group()
-        if bracket in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif bracket in "]}":
-            depth -= 1
-    return False
+@dataclass
+class Loaded:
+    """JSON read within bounds; `cut`: something too deep or too many was left out."""
+
+    value: Any
+    text: str
+    cut: bool
 
 
-def load_json(text: str, where: str) -> Any:
-    if nested_deeper_than(text, MAX_DEPTH):
-        raise Malformed(f"{where}: JSON nested more than {MAX_DEPTH} deep")
+def load_json(text: str, where: str) -> Loaded:
     try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
+        value, cut = loads_bounded(text)
+    except ValueError:
         raise Malformed(f"{where}: not valid JSON") from None
+    return Loaded(value, json.dumps(value) if cut else text, cut)
 
 
 def _object(value: object, where: str) -> Mapping[str, Any]:
@@ -129,27 +134,32 @@ def check_command(form: Mapping[str, str]) -> None:
         raise Malformed(f"the slash command arrived without {', '.join(missing)}")
 
 
-def check_body(text: str, content_type: str) -> str:
-    """Raises Malformed; returns what the body is ("event", "interaction", "command", "other")."""
+def check_body(text: str, content_type: str) -> tuple[str, str]:
+    """Raises Malformed; returns what the body is ("event", "interaction", "command", "other") and
+    the body to pass on: `text` itself, or, when JSON in it was read within bounds, what was kept."""
     # Bolt's own rule for which parser a body gets: JSON by this exact type or a leading brace.
     if content_type == "application/json" or text.startswith("{"):
-        check_envelope(load_json(text, "body"))
-        return "event"
+        body = load_json(text, "body")
+        check_envelope(body.value)
+        return "event", body.text
     try:
         pairs = parse_qsl(text, keep_blank_values=True, strict_parsing=bool(text), max_num_fields=MAX_FIELDS)
     except ValueError:
         raise Malformed("body: neither JSON nor form data") from None
     form = dict(pairs)
     if "payload" in text:  # Bolt's test, kept: it then reads the payload field or nothing
-        if "payload" in form:
-            check_interaction(load_json(form["payload"], "payload"))
-            return "interaction"
-        raise Malformed("body: form data without a payload field")
+        if "payload" not in form:
+            raise Malformed("body: form data without a payload field")
+        payload = load_json(form["payload"], "payload")
+        check_interaction(payload.value)
+        if not payload.cut:
+            return "interaction", text
+        return "interaction", urlencode([(k, payload.text if k == "payload" else v) for k, v in pairs])
     if "command" in form or "response_url" in form:
         check_command(form)
-        return "command"
+        return "command", text
     if form.get("ssl_check"):
-        return "other"
+        return "other", text
     raise Malformed("body: not a Slack event, command or interaction")
 
 
@@ -159,9 +169,10 @@ def guarded(bolt: WsgiApp, signing_secret: str) -> WsgiApp:
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("REQUEST_METHOD") != "POST":
             return json_response(start_response, "405 Method Not Allowed", {"error": "POST Slack requests here"})
-        raw = read_capped(environ, MAX_BODY)
+        raw = read_capped(environ, SLACK_MAX_BODY)
         if raw is None:
-            return json_response(start_response, "413 Content Too Large", {"error": f"body over {MAX_BODY} bytes"})
+            too_large = {"error": f"body over {SLACK_MAX_BODY} bytes"}
+            return json_response(start_response, "413 Content Too Large", too_large)
         timestamp = str(environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP") or "")
         signature = str(environ.get("HTTP_X_SLACK_SIGNATURE") or "")
         if not signed(raw, timestamp, signature, signing_secret, now=time.time()):
@@ -169,13 +180,17 @@ def guarded(bolt: WsgiApp, signing_secret: str) -> WsgiApp:
             return json_response(start_response, "401 Unauthorized", {"error": "invalid request signature"})
         try:
             text = raw.decode("utf-8")
-            kind = check_body(text, str(environ.get("CONTENT_TYPE") or ""))
+            kind, passed = check_body(text, str(environ.get("CONTENT_TYPE") or ""))
         except UnicodeDecodeError as exc:
             return _refuse(start_response, f"body is not UTF-8 (byte {exc.start})")
         except Malformed as exc:
             if "slash command" in str(exc):
                 return _tell_user(start_response, str(exc))
             return _refuse(start_response, str(exc))
+        if passed != text:
+            log.warning("Slack %s request read within bounds: JSON too deep or too many members left out", kind)
+            raw = passed.encode("utf-8")
+            environ["HTTP_X_SLACK_SIGNATURE"] = signature_of(raw, timestamp, signing_secret)  # what Bolt checks
         environ["wsgi.input"] = io.BytesIO(raw)
         environ["CONTENT_LENGTH"] = str(len(raw))
         log.debug("Slack %s request passed the boundary", kind)

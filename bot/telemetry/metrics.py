@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from bot.telemetry.bounded_labels import BoundedLabels
 from bot.telemetry.source_metrics import SourceAgeCollector
+from bot.telemetry.unresolved_names import UnresolvedNames
 from graph.freshness import LagReport
 
 
@@ -46,6 +46,12 @@ class Metrics:
         self.pagerduty_webhooks = Counter(
             "oncall_graph_pagerduty_webhooks", "PagerDuty webhooks by outcome", ["outcome"], registry=r
         )
+        self.webhook_refusals = Counter(
+            "oncall_graph_webhook_refusals",
+            "Deploy webhook deliveries refused before they proved their sender, by push source and status",
+            ["source", "status"],
+            registry=r,
+        )
         self.sync_seconds = Histogram(
             "oncall_graph_sync_seconds",
             "Time to read and store one source in a sync",
@@ -74,14 +80,8 @@ class Metrics:
         self.retired_edges = Gauge(
             "oncall_graph_retired_edges", "Edge facts retired over the stored history", registry=r
         )
-        # Bounded: see bot/telemetry/bounded_labels.py for why only the first names get their own label.
-        self.unresolved_by_name = Counter(
-            "oncall_graph_unresolved_by_name",
-            "Names that resolved to no entity, canonicalized; after the first 100 distinct, 'other'",
-            ["name"],
-            registry=r,
-        )
-        self.name_labels = BoundedLabels()
+        # Never by name: see bot/telemetry/unresolved_names.py. No label here takes text a user typed.
+        self.unresolved_names = UnresolvedNames()
         self.model_calls = Counter(
             "oncall_graph_model_calls", "Calls to the optional language model", ["purpose", "outcome"], registry=r
         )
@@ -102,10 +102,10 @@ class Metrics:
         )  # fmt: skip
 
     def unresolved_name(self, command: str, name: str) -> None:
-        """Count a name that did not resolve, by command and by name. A name hidden from the asker is
-        counted exactly like one that names nothing: a difference would tell which hidden names exist."""
+        """Count a name that did not resolve, by command, and log it (rate-limited). A name hidden from
+        the asker is counted and logged exactly like one that names nothing."""
         self.unresolved.labels(command).inc()
-        self.unresolved_by_name.labels(self.name_labels.label(name)).inc()
+        self.unresolved_names.note(command, name)
 
     def watch_sources(self, lag: Callable[[], LagReport]) -> None:
         """Serve each source's age and staleness, read at every scrape."""

@@ -7,7 +7,9 @@ refreshed in the background. Answers: 200 a GitHub `ping`; 202 stored, repeated 
 stores nothing new) or ignored (another GitHub event, a status other than success); 400 a bad
 body, naming the field; 401 unsigned, wrongly signed or a wrong token; 405 not a POST; 413 a body
 over MAX_BODY; 503 the store could not be written (the sender retries). Never a 500. A path
-whose secret is unset is not served (404).
+whose secret is unset is not served (404). A 400 is recorded in the store (lag shows the last);
+a 401 or 413, which anyone can cause at will, is counted and kept in memory only
+(`bot/webhooks/refusals`).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from urllib.parse import parse_qs
 from bot.http import MAX_BODY as SERVER_MAX_BODY
 from bot.http import StartResponse, WsgiApp, json_response, read_capped
 from bot.settings import Settings, split_list
+from bot.telemetry.metrics import Metrics
 from bot.webhooks.auth import bearer_of, signed_by_any, token_matches
 from bot.webhooks.ports import DeployIntake
+from bot.webhooks.refusals import Unproven
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +52,10 @@ class Refused(Exception):
 
 
 class DeployWebhook:
-    """The WSGI app of one endpoint; `authenticate` raises Refused, `read` gives the Delivery or an answer."""
+    """The WSGI app of one endpoint; `authenticate` raises Refused, `read` gives the Delivery or an answer.
+
+    A refusal before the sender is proven (too large to check, unsigned, wrongly signed) goes to
+    `unproven`, in memory; one after it (a bad body) is recorded by the intake, where lag reads it."""
 
     def __init__(
         self,
@@ -56,25 +63,39 @@ class DeployWebhook:
         intake: DeployIntake,
         authenticate: Callable[[bytes, Mapping[str, Any]], None],
         read: Callable[[bytes, Mapping[str, Any]], Delivery | Answer],
+        unproven: Unproven,
+        metrics: Metrics | None = None,
     ) -> None:
-        self._endpoint, self._intake = endpoint, intake
+        self._endpoint, self._intake, self._metrics = endpoint, intake, metrics
         self._authenticate, self._read = authenticate, read
+        self.source, self._unproven = intake.open(endpoint), unproven  # the push source it stores into
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         try:
-            status, body = self._handle(environ)
+            raw = self._proven_body(environ)
+        except Refused as refused:
+            if not refused.status.startswith("405"):
+                log.warning("%s delivery refused before it proved its sender: %s", self._endpoint, refused)
+                self._unproven.note(self.source, refused.status, str(refused))
+                if self._metrics is not None:
+                    self._metrics.webhook_refusals.labels(self.source, refused.status.split()[0]).inc()
+            return json_response(start_response, refused.status, {"error": str(refused)})
+        try:
+            status, body = self._handle(raw, environ)
         except Refused as refused:
             status, body = refused.status, {"error": str(refused)}
-            if not status.startswith("405"):
-                log.warning("%s delivery refused: %s", self._endpoint, refused)
-                self._intake.refuse(self._endpoint, f"{status.split()[0]} {refused}")
+            log.warning("%s delivery refused: %s", self._endpoint, refused)
+            self._intake.refuse(self._endpoint, f"{status.split()[0]} {refused}")
         return json_response(start_response, status, body)
 
-    def _handle(self, environ: dict[str, Any]) -> Answer:
+    def _proven_body(self, environ: dict[str, Any]) -> bytes:
         if environ.get("REQUEST_METHOD") != "POST":
             raise Refused("405 Method Not Allowed", "POST deploy events here")
         raw = read_body(environ)
         self._authenticate(raw, environ)
+        return raw
+
+    def _handle(self, raw: bytes, environ: dict[str, Any]) -> Answer:
         delivery = self._read(raw, environ)
         if not isinstance(delivery, Delivery):
             return delivery  # answered without storing anything (a ping, an event we do not take)
@@ -161,17 +182,19 @@ def read_native(raw: bytes, environ: Mapping[str, Any]) -> Delivery | Answer:
     return Delivery(text)  # idempotent by each event's own id
 
 
-def build_deploy_webhooks(settings: Settings, intake: DeployIntake) -> dict[str, WsgiApp]:
+def build_deploy_webhooks(
+    settings: Settings, intake: DeployIntake, unproven: Unproven, metrics: Metrics | None = None
+) -> dict[str, WsgiApp]:
     """Path -> app for each endpoint whose secret (or token) is set; none when all are unset."""
     apps: dict[str, WsgiApp] = {}
     github = split_list(settings.github_webhook_secrets)
     if github:
-        name = intake.open("github")
-        apps[GITHUB_PATH] = DeployWebhook("github", intake, github_auth(github), read_github)
-        log.info("GitHub deploy webhooks at %s into source %s (%d secrets)", GITHUB_PATH, name, len(github))
+        hook = DeployWebhook("github", intake, github_auth(github), read_github, unproven, metrics)
+        log.info("GitHub deploy webhooks at %s into source %s (%d secrets)", GITHUB_PATH, hook.source, len(github))
+        apps[GITHUB_PATH] = hook
     secrets, tokens = split_list(settings.deploy_webhook_secrets), split_list(settings.deploy_webhook_tokens)
     if secrets or tokens:
-        name = intake.open("deploys")
-        apps[DEPLOYS_PATH] = DeployWebhook("deploys", intake, native_auth(secrets, tokens), read_native)
-        log.info("native deploy webhooks at %s into source %s", DEPLOYS_PATH, name)
+        hook = DeployWebhook("deploys", intake, native_auth(secrets, tokens), read_native, unproven, metrics)
+        log.info("native deploy webhooks at %s into source %s", DEPLOYS_PATH, hook.source)
+        apps[DEPLOYS_PATH] = hook
     return apps

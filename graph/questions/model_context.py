@@ -177,7 +177,7 @@ def _facts_entities(snapshot: Snapshot, ref: str, viewer: Viewer) -> tuple[str, 
 
 
 def _deploy_lines(snapshot: Snapshot, ref: str, since: datetime, now: datetime) -> Iterator[str]:
-    for d in sorted(deploys_in_window(snapshot, ref, since, now), key=lambda d: d.deployed_at, reverse=True):
+    for d in deploys_in_window(snapshot, ref, since, now):  # newest first
         what = " ".join(p for p in (d.version, f"({d.id}{', ' + d.environment if d.environment else ''})") if p)
         who = f" by {neutralize(d.actor)}" if d.actor else ""
         yield f"{short_name(ref)} deployed {neutralize(what)} at {d.deployed_at:%Y-%m-%d %H:%M} UTC{who}"

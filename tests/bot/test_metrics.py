@@ -1,52 +1,67 @@
-"""The metrics class: unresolved names by name, with a ceiling on distinct labels; source age gauges."""
+"""The metrics class: unresolved names counted by command and logged within a rate, never a label;
+no metric takes a label from typed text; source age gauges."""
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from prometheus_client import generate_latest
 
-from bot.telemetry.bounded_labels import DEFAULT_LIMIT, OTHER
 from bot.telemetry.metrics import Metrics
+from bot.telemetry.unresolved_names import PER_MINUTE, UnresolvedNames
 from graph.facts import SourceMark
 from graph.freshness import LagReport, StalePolicy, judge
 
-BY_NAME = "oncall_graph_unresolved_by_name_total"
 BY_COMMAND = "oncall_graph_unresolved_names_total"
+LOGGER = "bot.telemetry.unresolved_names"
 
 
-def by_name(metrics: Metrics, name: str) -> float | None:
-    return metrics.registry.get_sample_value(BY_NAME, {"name": name})
+def logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == LOGGER]
 
 
-def test_unresolved_names_are_counted_in_their_canonical_form() -> None:
+def test_unresolved_names_are_counted_by_command_and_never_exposed(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, LOGGER)
     metrics = Metrics()
-    for typed in ("The Auth Svc", "auth-service", "AUTH"):
+    for typed in ("The Auth Svc", "auth-service", "vault-proxy"):
         metrics.unresolved_name("blast-radius", typed)
     metrics.unresolved_name("suspects", "token_cache")
-    assert by_name(metrics, "auth") == 3
-    assert by_name(metrics, "token cache") == 1
     assert metrics.registry.get_sample_value(BY_COMMAND, {"command": "blast-radius"}) == 3
-
-
-def test_only_the_first_hundred_distinct_names_get_a_label_then_other() -> None:
-    metrics = Metrics()
-    for i in range(DEFAULT_LIMIT):
-        metrics.unresolved_name("blast-radius", f"svc{i}")
-    metrics.unresolved_name("blast-radius", "one too many")
-    metrics.unresolved_name("blast-radius", "and another")
-    metrics.unresolved_name("blast-radius", "svc7")  # already known: keeps its own label
-    assert by_name(metrics, "one too many") is None and by_name(metrics, OTHER) == 2
-    assert by_name(metrics, "svc7") == 2
+    assert metrics.registry.get_sample_value(BY_COMMAND, {"command": "suspects"}) == 1
     exposed = generate_latest(metrics.registry).decode()
-    assert exposed.count(f"{BY_NAME}{{") == DEFAULT_LIMIT + 1
+    assert not {"auth", "vault", "token"} & set(exposed.replace("_", " ").replace('"', " ").split())
+    assert "unresolved_by_name" not in exposed
+    assert logged(caplog) == [
+        "unresolved name in blast-radius: 'auth'",
+        "unresolved name in blast-radius: 'auth'",
+        "unresolved name in blast-radius: 'vault proxy'",
+        "unresolved name in suspects: 'token cache'",
+    ]
 
 
-def test_a_long_name_is_cut() -> None:
+def test_no_metric_takes_a_label_from_what_a_user_typed() -> None:
+    """Every label of every metric family, after a storm of distinct typed names: none of them."""
     metrics = Metrics()
-    metrics.unresolved_name("blast-radius", "x" * 500)
-    assert by_name(metrics, "x" * 64) == 1
-    assert metrics.registry.get_sample_value(BY_COMMAND, {"command": "blast-radius"}) == 1
+    for i in range(500):
+        metrics.unresolved_name("blast-radius", f"typo number {i}")
+    values = {v for m in metrics.registry.collect() for s in m.samples for v in s.labels.values()}
+    assert not any("typo" in value for value in values), values
+
+
+def test_unresolved_names_are_logged_within_a_rate_and_the_rest_counted(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, LOGGER)
+    now = [0.0]
+    names = UnresolvedNames(clock=lambda: now[0])
+    for i in range(PER_MINUTE + 30):
+        names.note("blast-radius", f"svc{i}")
+    assert len(logged(caplog)) == PER_MINUTE
+    now[0] += 61
+    names.note("suspects", "x" * 500 + "\n<!channel>")
+    last = logged(caplog)[-1]
+    assert last == f"unresolved name in suspects: {'x' * 64!r} (30 more not logged: over {PER_MINUTE} a minute)"
+    assert caplog.records[-1].not_logged == 30  # type: ignore[attr-defined]
 
 
 def test_source_age_is_read_at_every_scrape() -> None:

@@ -109,8 +109,28 @@ def test_unsigned_wrongly_signed_oversized_and_wrong_method_are_refused_and_rota
     bot.command("/graph-lag", "", fake_slack.response_url("lag"), user=ADMIN)
     lag = text_of(only_response(fake_slack, "lag"))
     assert "webhook:github* (pushed)" in lag and "last event" in lag
-    assert "last delivery refused" in lag and "413" in lag  # the last refusal, with why
+    # Anyone can send these: nothing written, counted in memory and in /metrics, shown as this replica's.
+    assert "authenticated delivery refused" not in lag.replace("unauthenticated", "")
+    assert "3 unauthenticated deliveries refused by this replica" in lag  # github: 2 unsigned, 1 too large
+    assert "4 unauthenticated deliveries refused by this replica" in lag  # deploys: 3 unsigned, 1 too large
+    assert "413 body is over" in lag
+    assert last_refused(database_url) == {"webhook:github": "", "webhook:deploys": ""}
+    metrics = {(s.labels["source"], s.labels["status"]): s.value
+               for f in text_string_to_metric_families(httpx.get(f"{bot.url}/metrics").text)
+               for s in f.samples if s.name == "oncall_graph_webhook_refusals_total"}  # fmt: skip
+    assert metrics == {("webhook:github", "401"): 2, ("webhook:github", "413"): 1,
+                       ("webhook:deploys", "401"): 3, ("webhook:deploys", "413"): 1}  # fmt: skip
     assert "Traceback" not in bot.output()
+
+
+def last_refused(database_url: str) -> dict[str, str]:
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(select(schema.sources.c.name, schema.sources.c.last_refused))
+            return {name: why for name, why in rows if name.startswith("webhook:")}
+    finally:
+        engine.dispose()
 
 
 def test_bad_bodies_get_400_naming_the_field_and_nothing_is_half_stored(
@@ -131,6 +151,7 @@ def test_bad_bodies_get_400_naming_the_field_and_nothing_is_half_stored(
     assert "deployment_status.state" in github(bot, raw(status)).json()["error"]
     assert "field deployment_status" in github(bot, raw({"zen": 1})).json()["error"]
     assert stored(database_url, "webhook:deploys") + stored(database_url, "webhook:github") == 0
+    assert "field deployment_status" in last_refused(database_url)["webhook:github"]  # a proven sender's: stored
     assert native(bot, raw(good)).json()["stored"] == ["ci-1"]  # the good event alone is taken, once
     assert "Traceback" not in bot.output()
 
@@ -190,3 +211,16 @@ def updates(bot: Bot) -> dict[str, float]:
         for sample in family.samples
         if sample.name == "oncall_graph_snapshot_updates_total"
     }
+
+
+def test_the_freshest_of_many_pushed_deploys_leads_slash_suspects_and_the_rest_are_counted(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack
+) -> None:
+    """Pushed oldest first, one batch of eight: /suspects shows the five newest, newest first."""
+    bot = bot_factory(**ON)
+    batch = [{"id": f"burst-{n}", "service": "payments", "deployed_at": recent(40 - 5 * n)} for n in range(8)]
+    assert native(bot, raw(batch)).status_code == 202
+    shown = suspects_until(bot, fake_slack, "burst-7")
+    listed = [word for word in shown.replace("|", " ").replace(">", " ").split() if word.startswith("burst-")]
+    assert list(dict.fromkeys(listed)) == ["burst-7", "burst-6", "burst-5", "burst-4", "burst-3"], listed
+    assert "… and 3 more of its own deploys" in shown

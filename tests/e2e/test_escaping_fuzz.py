@@ -28,7 +28,8 @@ from tests.fakes.slack_api import FakeSlack
 
 CONTROL = ["<!channel>", "<!here>", "<!everyone>", "<@U024BE7LH>", "<#C024BE7LH>", "<!subteam^S0614TZR7>",
            "<https://evil.example/phish|CI run>", "https://ok.example/a|b", "&", "&lt;!here&gt;", "*bold*", "_it_",
-           "~gone~", "`code`", "```", "\u200b", "\u200d", "\ufeff", "\u202e", "\u2066", "<", ">", "|"]  # fmt: skip
+           "~gone~", "`code`", "```", "\u200b", "\u200d", "\ufeff", "\u202e", "\u2066", "<", ">", "|",
+           "https://ci.example.com/r-9999", "ci.example.com"]  # fmt: skip
 HOSTILE = st.lists(st.sampled_from(CONTROL) | st.text("ab -.", max_size=4), min_size=1, max_size=4).map("".join)
 URLS = st.sampled_from(["https://evil.example/phish|CI run", "https://ci.example.com/r?a=1&b=<2>",
                         "javascript:alert(1)", "https://ok.example/a|b", "<https://evil.example|x>"])  # fmt: skip

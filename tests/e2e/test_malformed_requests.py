@@ -4,6 +4,7 @@ a well-formed request afterwards still answered."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 from collections.abc import Callable
@@ -13,6 +14,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.http import SLACK_MAX_BODY
 from tests.e2e.conftest import Bot
 from tests.fakes.slack_api import FakeSlack
 
@@ -32,10 +34,25 @@ def test_unsigned_garbage_is_refused_before_parsing_and_never_logged_whole(
     junk = b"{" * 500_000 + b"\xff"
     answer = bot.http.post(f"{bot.url}/slack/events", content=junk, headers={"Content-Type": "application/json"})
     assert answer.status_code == 401
-    huge = bot.http.post(f"{bot.url}/slack/events", content=b"x" * 3_000_000, headers={"Content-Type": FORM})
+    unsigned = bot.http.post(f"{bot.url}/slack/events", content=b"x" * 3_000_000, headers={"Content-Type": FORM})
+    assert unsigned.status_code == 401  # read whole (a signed alert may be this large), then refused
+    huge = bot.http.post(f"{bot.url}/slack/events", content=b"x" * (SLACK_MAX_BODY + 1), headers={"Content-Type": FORM})
     assert huge.status_code == 413
+    # 64 MB, sent whole before the answer is read (http.client, as requests does): a 413, not a reset.
+    for path in ("/slack/events", "/webhooks/deploys", "/nowhere"):
+        assert post_whole(bot.url + path, b"x" * 64 * 1024 * 1024) == 413, path
     assert len(bot.output()) < 200_000 and "x" * 3000 not in bot.output()
     _still_answers(bot, fake_slack, "after-unsigned")
+
+
+def post_whole(url: str, body: bytes) -> int:
+    host, port = url.removeprefix("http://").split("/")[0].split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
+    try:
+        conn.request("POST", "/" + url.split("/", 3)[3], body=body, headers={"Content-Type": FORM})
+        return conn.getresponse().status
+    finally:
+        conn.close()
 
 
 def test_signed_garbage_gets_a_4xx_and_a_command_without_response_url_a_polite_reply(

@@ -96,3 +96,17 @@ def test_without_graphviz_answers_are_text_only_and_the_bot_warns_once(
     assert fake_slack.uploads(pending=True) == []
     assert "conversations.open" not in fake_slack.calls()  # no direct message opened for nothing
     assert bot.output().count("Graphviz `dot` was not found") == 1
+
+
+def test_the_direct_message_for_a_users_picture_is_opened_again_when_slack_fails_the_first_time(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack
+) -> None:
+    bot = bot_factory()
+    fake_slack.fail_next("conversations.open", 503)
+    bot.command("/blast-radius", "redis", fake_slack.response_url("dm1"), user="UBOB")
+    only_response(fake_slack, "dm1")
+    fake_slack.wait_for(lambda: pictures(fake_slack), timeout=30)
+    [private] = pictures(fake_slack)
+    assert private["channel"] == "DUBOB"
+    assert len(fake_slack.attempts("conversations.open")) == 2
+    assert "posting the direct-message answer to Slack failed (internal_error); attempt 2" in bot.output()

@@ -130,7 +130,8 @@ def _read_problem_lines(lag: SourceLag) -> str:
 
 
 def _pushed_line(lag: SourceLag) -> str:
-    """A push source: its last event, its limit (off by default) and its last refused delivery."""
+    """A push source: its last event, its limit (off by default), the last delivery refused after it
+    proved its sender (stored), and those refused before that as this replica saw them (memory)."""
     if lag.last_success is None:
         last = "no event yet"
     else:
@@ -139,7 +140,13 @@ def _pushed_line(lag: SourceLag) -> str:
     line = f"{flag} *{escape(lag.name)}* (pushed) — {last}, limit {_threshold(lag.threshold_seconds)}"
     if lag.last_refused:
         when = f" at {utc(lag.last_refused_at)}" if lag.last_refused_at else ""
-        line += f"\n      last delivery refused{when}: {code(lag.last_refused[:ERROR_CHARS])}"
+        line += f"\n      last authenticated delivery refused{when}: {code(lag.last_refused[:ERROR_CHARS])}"
+    if lag.unproven:
+        seen = lag.unproven
+        line += (
+            f"\n      {plural(seen.count, 'unauthenticated delivery', 'unauthenticated deliveries')} refused by this"
+            f" replica since it started, the last at {utc(seen.last_at)}: {code(seen.last_why[:ERROR_CHARS])}"
+        )
     return line
 
 

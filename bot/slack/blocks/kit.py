@@ -150,40 +150,101 @@ def cited(edge: EdgeFacts) -> str:
 
 def safe_url(url: str) -> str | None:
     """`url` fit to sit inside `<...|...>`, or None: parsed (not prefix-matched) as http(s) with a
-    host, no whitespace or control characters; `|`, `<`, `>` percent-encoded, `&` escaped."""
+    host that can be shown (`link_host`), no whitespace or control characters; `|`, `<`, `>`
+    percent-encoded, `&` escaped."""
     if any(ch.isspace() or unicodedata.category(ch)[0] == "C" for ch in url):
         return None
     try:
-        parts = urlsplit(url)
-        host = parts.hostname
+        scheme = urlsplit(url).scheme
     except ValueError:
         return None
-    if parts.scheme.lower() not in ("http", "https") or not host:
+    if scheme.lower() not in ("http", "https") or not link_host(url):
         return None
     encoded = url.replace("|", "%7C").replace("<", "%3C").replace(">", "%3E")
     return encoded.replace("&", "&amp;")
 
 
-def url_host(url: str) -> str:
-    """The host a link goes to, shown beside a label so free text cannot pass for another site."""
+# What a link's target host may be shown as: letters, digits, dots, hyphens (an IPv6 address's
+# colons). A host in another script is shown as its IDNA (punycode) form, as browsers show a
+# homograph, so `ci.exаmple.com` with a Cyrillic `а` never reads as `ci.example.com`.
+_SHOWN_HOST = re.compile(r"[a-z0-9_.-]+|[0-9a-f:.]+")
+
+
+def link_host(url: str) -> str:
+    """The host a link goes to, as shown beside or instead of its label; "" when there is none fit
+    to show (no host, or one that is not a host name even in IDNA form)."""
     try:
-        return urlsplit(url).hostname or ""
-    except ValueError:
+        host = urlsplit(url).hostname or ""
+        shown = host if host.isascii() else host.encode("idna").decode("ascii")
+    except (ValueError, UnicodeError):
         return ""
+    return shown if _SHOWN_HOST.fullmatch(shown) else ""
+
+
+# Text a reader takes for a host: two or more dotted labels, the last starting with a letter
+# (after NFKC, so fullwidth letters and dots count; the ideographic full stop is a dot in an
+# address bar too), four dotted numbers, or whatever follows a `://`. Runs are found first and
+# split after, so no pattern backtracks over a long label.
+_RUN = re.compile(r"[\w.-]+")
+_AUTHORITY = re.compile(r"[^/\s?#\\]*")
+
+
+def named_hosts(label: str) -> set[str]:
+    """Every host a reader could take `label` to name, lower-case; invisible format characters
+    (zero-width joiners and the like) are dropped first, as a reader never sees them."""
+    seen = unicodedata.normalize("NFKC", label).replace("\u3002", ".")
+    text = "".join(ch for ch in seen if unicodedata.category(ch) != "Cf").casefold()
+    hosts = {host for run in _RUN.findall(text) for host in _dotted_hosts(run)}
+    for after in text.split("://")[1:]:
+        authority = _AUTHORITY.match(after)
+        host = authority.group().rpartition("@")[2] if authority else ""
+        host = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
+        if host:
+            hosts.add(host)
+    return hosts
+
+
+def _dotted_hosts(run: str) -> list[str]:
+    hosts, labels = [], []
+    for part in [*run.split("."), ""]:  # an empty label ends a group, as two dots in a row do
+        if part:
+            labels.append(part)
+            continue
+        numeric = len(labels) == 4 and all(x.isdigit() for x in labels)
+        last = labels[-1] if labels else ""
+        if numeric or (len(labels) >= 2 and len(last) >= 2 and last[0].isalpha()):
+            hosts.append(".".join(labels))
+        labels = []
+    return hosts
+
+
+def disguises(label: str, host: str) -> bool:
+    """Whether `label` reads as a host (or URL) other than `host`, the link's own: any host named
+    in a link to an IDNA (non-ASCII) host does, since the two would read alike."""
+    named = named_hosts(label)
+    return bool(named) and (named != {host} or host.startswith("xn--") or ".xn--" in host)
 
 
 def link(url: str, label: str) -> str:
-    """A mrkdwn link for http(s) URLs; anything else is shown as plain text, never made clickable."""
+    """A mrkdwn link for http(s) URLs; anything else is shown as plain text, never made clickable.
+
+    A label that reads as another host or URL than the link's never labels it: the label is shown
+    as plain text and the link, beside it, is labelled by the host it goes to."""
     safe = safe_url(url)
     if safe is None:
         return escape(label)
+    host = link_host(url)
+    if disguises(label, host):
+        return f"{escape(label)} (<{safe}|{host}>)"
     return f"<{safe}|{escape(label).replace('|', '/')}>"
 
 
 def labelled_link(url: str, label: str) -> str:
     """A link labelled by what it is (an id) and where it goes: `r-42 (ci.example.com)`."""
-    host = url_host(url) if safe_url(url) is not None else ""
-    return link(url, label) + (f" ({escape(host)})" if host else "")
+    built = link(url, label)
+    if safe_url(url) is None or disguises(label, link_host(url)):
+        return built  # plain text, or already shown with the host it goes to
+    return f"{built} ({link_host(url)})"
 
 
 def header(text: str) -> Block:

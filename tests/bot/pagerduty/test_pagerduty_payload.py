@@ -102,3 +102,12 @@ def test_the_incident_start_is_read_and_a_bad_one_is_named() -> None:
     assert absent is not None and absent.created_at is None
     with pytest.raises(WebhookPayloadError, match=r"event\.data\.created_at: expected an ISO 8601 time"):
         parse_webhook(body(triggered(created_at="yesterday")))
+
+
+def test_an_incident_with_parts_nested_too_deep_or_too_many_is_still_read() -> None:
+    deep = '{"x":' * 5000 + "1" + "}" * 5000
+    wide = json.dumps([{"id": f"T{i}", "type": "team_reference"} for i in range(5000)])
+    raw = body(triggered(teams="TEAMS", priority="DEEP")).replace(b'"TEAMS"', wide.encode())
+    event = parse_webhook(raw.replace(b'"DEEP"', deep.encode()))
+    assert event.incident is not None and event.incident.service_id == "PF9KMXH"
+    assert event.incident.title == "A little bump in the road"

@@ -10,8 +10,10 @@ import pytest
 from slack_sdk import WebClient
 
 from bot.slack.answer_slots import AnswerSlots
-from bot.slack.attachments import Attachments, upload_full_text
+from bot.slack.attachments import Attachments, direct_channel, upload_full_text
 from bot.slack.blocks.kit import SlackMessage, message, section
+from bot.slack.retrying import Poster, RetryPolicy
+from bot.telemetry.metrics import Metrics
 from tests.fakes.slack_api import FakeSlack, slack_api
 
 
@@ -88,6 +90,34 @@ def test_an_attachment_for_one_user_goes_to_a_direct_message(fake: FakeSlack) ->
     [upload] = fake.uploads()
     assert upload["content"] == "all of it\n"
     assert fake.posted("conversations.open")
+
+
+def test_opening_the_direct_message_is_retried_like_every_other_call(fake: FakeSlack) -> None:
+    metrics = Metrics()
+    attachments = Attachments(AnswerSlots(), poster=Poster(metrics, RetryPolicy(sleep=lambda _: None)))
+    client = WebClient(token="xoxb-test", base_url=fake.url, retry_handlers=[])
+    fake.fail_next("conversations.open", 503)
+    fake.fail_next("conversations.open", reset=True)
+    future = attachments.send(client, SlackMessage("answer", (), lambda: ["all of it\n"]), user="U1")
+    assert future is not None
+    future.result(timeout=10)
+    attachments.close()
+    assert len(fake.attempts("conversations.open")) == 3
+    [upload] = fake.uploads()
+    assert upload["content"] == "all of it\n" and upload["channel"] == "DU1"
+    retried = metrics.registry.get_sample_value
+    assert retried("oncall_graph_slack_post_retries_total", {"what": "direct-message", "reason": "internal_error"}) == 1
+
+
+def test_a_direct_message_slack_refuses_for_good_is_given_up_at_once_and_counted(fake: FakeSlack) -> None:
+    metrics = Metrics()
+    poster = Poster(metrics, RetryPolicy(sleep=lambda _: None))
+    client = WebClient(token="xoxb-test", base_url=fake.url, retry_handlers=[])
+    fake.fail_next("conversations.open", 200, error="user_not_found")
+    assert direct_channel(client, "UGONE", poster) == ""
+    assert len(fake.attempts("conversations.open")) == 1
+    failed = metrics.registry.get_sample_value
+    assert failed("oncall_graph_slack_post_failures_total", {"what": "direct-message", "reason": "user_not_found"}) == 1
 
 
 def test_a_message_with_nothing_to_attach_sends_nothing(fake: FakeSlack) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -33,18 +35,36 @@ from tests.bot.slack.test_blocks import NOW, assert_within_limits, c, deploy, fr
 from tests.graph.builders import dep, entity, snapshot
 
 CONTROL = ["<!channel>", "<!here>", "<!everyone>", "<@U024BE7LH>", "<#C024BE7LH>", "<!subteam^S1>",
-           "<https://evil.example/phish|CI run>", "https://ok.example/a|b", "&", "<", ">", "|", "`", "*"]  # fmt: skip
+           "<https://evil.example/phish|CI run>", "https://ok.example/a|b", "&", "<", ">", "|", "`", "*",
+           "https://ci.example.com/r-9999", "ci.example.com", "\uff43\uff49\uff0eexample\uff0ecom", "10.0.0.7",
+           "https://ci.ex\u0430mple.com/r-1"]  # fmt: skip
 hostile = st.lists(st.sampled_from(CONTROL) | st.text(max_size=8), max_size=5).map("".join)
 # A link the renderer built: an http(s) URL with nothing that could end it, a label with no `<` or `>`.
 BUILT = re.compile(r"<(https?://[^\s<>|]+)\|([^<>]*)>")
 
 
+# Read as a reader reads a link's label: what looks like a domain or an IPv4 address, in any width.
+_DOMAIN = re.compile(r"[\w-]+(?:\.[\w-]+)*\.[^\W\d_][\w-]+|\d+\.\d+\.\d+\.\d+")
+
+
+def assert_label_names_its_own_host(url: str, label: str) -> None:
+    """A link's label names no host but the one it goes to (in its IDNA form, and none at all when
+    that is a host in another script, which would read like a plain ASCII one)."""
+    host = urlsplit(url).hostname or ""
+    ascii_host = host.encode("idna").decode() if not host.isascii() else host
+    seen = unicodedata.normalize("NFKC", label.replace("&amp;", "&")).casefold()
+    for named in _DOMAIN.findall(seen):
+        assert host.isascii() and named == ascii_host, (label, url)
+
+
 def assert_no_raw_control(text: str, urls: set[str]) -> None:
-    """Every `<` opens a link the bot built, to a URL a source gave; no other `<` or `>` remains raw."""
+    """Every `<` opens a link the bot built, to a URL a source gave, labelled by nothing that reads
+    as another host; no other `<` or `>` remains raw."""
     rest = text
     for found in BUILT.finditer(text):
         url = found.group(1).replace("&amp;", "&").replace("%7C", "|").replace("%3C", "<").replace("%3E", ">")
         assert url in urls, (url, urls)
+        assert_label_names_its_own_host(url, found.group(2))
         rest = rest.replace(found.group(), "")
     assert "<" not in rest, text
     for seq in ("<!channel", "<!here", "<!everyone", "<@", "<#", "<!subteam"):
@@ -121,9 +141,46 @@ def test_link_encodes_what_would_end_it_and_escapes_its_label() -> None:
 
 
 def test_a_deploy_link_shows_its_id_and_the_host_it_goes_to() -> None:
-    shown = labelled_link("https://evil.example/r-1", "https://ci.example.com/r-9999")
-    assert shown == "<https://evil.example/r-1|https://ci.example.com/r-9999> (evil.example)"
+    assert labelled_link("https://ci.example.com/r-1", "r-1") == "<https://ci.example.com/r-1|r-1> (ci.example.com)"
     assert labelled_link("not a url", "r-1") == "r-1"
+
+
+def test_a_label_that_reads_as_another_host_never_labels_a_link() -> None:
+    """The id is shown as plain text and the link beside it is labelled by the host it goes to."""
+    disguised = labelled_link("https://evil.example/phish", "https://ci.example.com/r-9999")
+    assert disguised == "https://ci.example.com/r-9999 (<https://evil.example/phish|evil.example>)"
+    assert (
+        link("https://evil.example/phish", "ci.example.com")
+        == "ci.example.com (<https://evil.example/phish|evil.example>)"
+    )
+    for label in (
+        "ci.example.com/r-1",
+        "\uff43\uff49\uff0e\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45\uff0e\uff43\uff4f\uff4d",  # fullwidth
+        "ci\u3002example\u3002com",  # ideographic full stops, dots in an address bar
+        "ci.exam\u200bple.com",  # a zero-width space a reader never sees
+        "see http://intranet/r-1",
+        "10.0.0.7",
+        "deploy by alice@ci.example.com",
+    ):
+        built = link("https://evil.example/x", label)
+        assert built.endswith(" (<https://evil.example/x|evil.example>)"), label
+        assert_no_raw_control(built, {"https://evil.example/x"})
+
+
+def test_a_label_naming_its_own_host_or_none_keeps_its_link() -> None:
+    same = "https://ci.example.com/r-1"
+    assert link(same, same) == f"<{same}|{same}>"
+    assert link(same, "CI.Example.com run 1") == f"<{same}|CI.Example.com run 1>"
+    for label in ("r-8812", "v2.3.1", "deploy #42 (prod)", "e.g. a run", "1.2.3.4.5"):
+        assert link(same, label) == f"<{same}|{label}>", label
+
+
+def test_a_link_to_a_host_in_another_script_is_shown_by_its_punycode() -> None:
+    homograph = "https://ci.ex\u0430mple.com/r-1"  # a Cyrillic a
+    assert labelled_link(homograph, "r-1") == f"<{homograph}|r-1> (ci.xn--exmple-4nf.com)"
+    shown = link(homograph, "ci.ex\u0430mple.com")  # even its own name reads as ci.example.com
+    assert shown == f"ci.ex\u0430mple.com (<{homograph}|ci.xn--exmple-4nf.com>)"
+    assert link("https://a|b.example/", "x") == "x"  # a host that is no host name is not linked
 
 
 def test_bidi_controls_never_leave_in_mrkdwn_plain_text_or_a_title() -> None:

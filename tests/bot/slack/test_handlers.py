@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from slack_sdk.models.blocks import Block
 
 from bot.slack import commands, events, review_actions
 from bot.slack.claims import Claims
@@ -57,6 +58,14 @@ def command(text: str, *, user: str = "UUSER", trigger: str = "1.2.3") -> Json:
 def button(action_id: str, value: Json, *, user: str = "UUSER", trigger: str = "4.5.6") -> Json:
     return {"user": {"id": user}, "channel": {"id": "COPS"}, "trigger_id": trigger,
             "actions": [{"action_id": action_id, "value": json.dumps(value)}]}  # fmt: skip
+
+
+def valid_blocks(message: Json) -> None:
+    """Every block as slack_sdk's Block Kit models read and validate it."""
+    for block in message["blocks"]:
+        parsed = Block.parse(block)
+        assert parsed is not None, block
+        parsed.validate_json()
 
 
 def counted(deps: BotDeps, name: str, labels: dict[str, str]) -> float:
@@ -113,12 +122,46 @@ def test_the_share_button_posts_the_answer_in_the_channel() -> None:
     assert answer["response_type"] == "in_channel" and "payments" in shown(answer)
 
 
-@pytest.mark.parametrize("value", ["not json", json.dumps({"cmd": "rm -rf"}), json.dumps([1])])
-def test_a_button_with_an_unreadable_or_unknown_value_is_acked_and_ignored(value: str) -> None:
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        ("not json", "not the command it should carry"),
+        (json.dumps([1]), "not the command it should carry"),
+        (json.dumps({"cmd": "rm -rf"}), 'it asks for "rm -rf"'),
+        (json.dumps({"cmd": BLAST, "name": {}}), "its name is a JSON dict"),
+        (json.dumps({"cmd": BLAST, "name": "redis", "depth": "abc"}), 'its depth is "abc"'),
+        (json.dumps({"cmd": BLAST, "name": "redis", "depth": "\u00b2"}), "not a whole number of hops"),
+        (json.dumps({"cmd": BLAST, "name": "redis", "depth": 0}), "its depth is 0"),
+        (json.dumps({"cmd": BLAST, "name": "redis", "depth": True}), "its depth is true"),
+        (json.dumps({"cmd": SUSPECTS, "name": "redis", "since": []}), "its window is a JSON list"),
+    ],
+)
+def test_a_button_whose_value_cannot_be_read_is_told_what_is_wrong_and_nothing_runs(value: str, named: str) -> None:
     deps, ack, respond = make_deps(), RecordingAck(), RecordingRespond()
     body = {"user": {"id": "U1"}, "channel": {"id": "C1"}, "actions": [{"action_id": "pick_entity_0", "value": value}]}
     commands.on_pick(ack, body, respond, RecordingClient(), deps)
-    assert len(ack.calls) == 1 and respond.sent == []
+    [reply] = respond.sent
+    assert len(ack.calls) == 1 and reply["response_type"] == "ephemeral"
+    assert "could not read this button" in shown(reply) and named in json.loads(shown(reply))["text"]
+    valid_blocks(reply)
+    assert counted(deps, "oncall_graph_slack_requests_total", {"kind": BLAST}) == 0
+
+
+@pytest.mark.parametrize("depth", [2, "2", None])
+def test_a_button_depth_given_as_a_number_or_its_digits_reruns_the_command(depth: object) -> None:
+    deps, respond = make_deps(), RecordingRespond()
+    body = button("share_answer", {"cmd": BLAST, "name": "redis", "depth": depth})
+    commands.on_share(RecordingAck(), body, respond, RecordingClient(), deps)
+    [answer] = respond.sent
+    assert answer["response_type"] == "in_channel" and "payments" in shown(answer)
+
+
+@pytest.mark.parametrize("depth", ["\u00b2", "9" * 5000, "\u0663"])
+def test_a_typed_depth_that_is_no_ascii_number_is_part_of_the_name_never_a_crash(depth: str) -> None:
+    deps, respond = make_deps(), RecordingRespond()
+    commands.on_query_command(RecordingAck(), command(f"redis {depth}"), respond, RecordingClient(), deps, name=BLAST)
+    [answer] = respond.sent
+    assert "No entity named" in shown(answer)
 
 
 def mention(ts: str, text: str = "<@UBOT> what breaks if redis fails?") -> Json:
@@ -223,6 +266,24 @@ def test_only_a_triggered_alert_in_a_watched_channel_gets_a_thread_reply(event: 
     assert len(replies) == (1 if answered else 0)
     if answered:
         assert replies[0]["thread_ts"] == "1700000100.000200" and "payments" in shown(replies[0])
+
+
+@pytest.mark.parametrize(
+    "unreadable",
+    [
+        {"attachments": [], "blocks": []},  # nothing to read at all
+        {"attachments": [{"color": "#a50000", "fields": [{"title": "Urgency", "value": "high"}]}]},  # no name
+    ],
+)
+def test_an_alert_that_cannot_be_read_gets_a_short_reply_in_its_thread_once(unreadable: Json) -> None:
+    deps, client = make_deps(), RecordingClient()
+    event = {**alert("1700000100.000300"), **unreadable}
+    events.on_message({"event_id": "EvU", "event": event}, event, client, deps)
+    events.on_message({"event_id": "EvU", "event": event}, event, client, deps)  # Slack's retry
+    [reply] = client.posted()
+    assert reply["thread_ts"] == "1700000100.000300" and "could not read this alert" in shown(reply)
+    valid_blocks(reply)
+    assert counted(deps, "oncall_graph_slack_requests_total", {"kind": "alert"}) == 1
 
 
 def test_the_same_incident_in_a_second_alert_message_is_not_answered_again() -> None:
