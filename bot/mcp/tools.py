@@ -205,8 +205,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "ask",
         "A free-text question as an on-call engineer types it ('what does payments call, which of those changed "
         "in the last six hours, and who owns each?', 'who owns redis and kafka?', 'what got deployed in the last "
-        "2 hours?'), answered from the graph alone: 'asks' lists what the question asked (dependencies, changes, "
-        "ownership, impact, path, risk) and of which entities; 'sections' holds one answer per ask per entity, "
+        "2 hours?', 'if redis dies does checkout go down?'), answered from the graph alone: 'asks' lists what the "
+        "question asked (dependencies, changes, ownership, impact, affected: whether the first entity breaks when "
+        "the second fails, path, risk) and of which entities; 'sections' holds one answer per ask per entity, "
         "each with its 'title', 'lines' and the cited 'edges' they rest on; 'notes' says what can be asked when "
         "the question names nothing the graph holds. Same JSON as `oncall-graph ask QUESTION --json`.",
         _schema({"question": {"type": "string", "description": "the question, in plain words"}}, ["question"]),

@@ -16,8 +16,10 @@ from graph.edges import EdgeFacts
 from graph.naming.names import AliasIndex, Allow, name_words, resolve
 from graph.naming.refs import short_name
 from graph.questions import answers, broad
+from graph.questions.affected import Roles, affected, read_roles
 from graph.questions.sections import Section
 from graph.questions.wording import (
+    AFFECTED,
     CHANGES,
     DEFAULT_WINDOW,
     DEPENDENCIES,
@@ -34,7 +36,7 @@ from graph.snapshot import Snapshot
 from graph.visibility import EVERYONE, Viewer, can_see
 
 __all__ = [
-    "CHANGES", "DEFAULT_WINDOW", "DEPENDENCIES", "IMPACT", "KINDS", "OWNERSHIP", "PATH", "RISK",
+    "AFFECTED", "CHANGES", "DEFAULT_WINDOW", "DEPENDENCIES", "IMPACT", "KINDS", "OWNERSHIP", "PATH", "RISK",
     "Answer", "Ask", "Mention", "Section", "answer_intent", "ask", "find_mentions", "read_intent", "read_window",
 ]  # fmt: skip
 
@@ -71,6 +73,7 @@ class Mention:
     text: str
     entity: str | None
     candidates: tuple[str, ...] = ()
+    span: tuple[int, int] | None = None  # where among the question's name words (None: named by a model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +136,7 @@ def find_mentions(index: AliasIndex, question: str, allow: Allow | None = None) 
                 continue
             if refs:
                 entity = next(iter(refs)) if len(refs) == 1 else None
-                mention = Mention(text, entity, tuple(sorted(refs)) if entity is None else ())
+                mention = Mention(text, entity, tuple(sorted(refs)) if entity is None else (), (i, i + n))
                 if all(m.entity != entity or entity is None for m in found):
                     found.append(mention)
                 i += n
@@ -200,13 +203,31 @@ def answer_intent(
         kinds = tuple(k for k in kinds if k != PATH) or (DEPENDENCIES,)
     if not resolved:
         return _about_everything(snapshot, question, mentions, kinds, notes, now, window, viewer, names)
+    roles = _roles(snapshot, question, mentions, viewer) if IMPACT in kinds and len(resolved) >= 2 else None
+    if roles is not None:  # "if X dies does Y go down": whether Y breaks, not two blast radii
+        kinds = tuple(AFFECTED if k == IMPACT else k for k in kinds)
     sections: list[Section] = []
     asks = []
     for kind in kinds:
+        if kind == AFFECTED and roles is not None:
+            survives = roles.survives
+            sections += [affected(snapshot, ref, roles.failing, viewer, survives=survives) for ref in roles.asked]
+            asks += [Ask(AFFECTED, (ref, roles.failing)) for ref in roles.asked]
+            continue
         targets = resolved[:2] if kind == PATH else resolved
         sections += _answer_one(snapshot, question, kind, kinds, targets, now, window, viewer)
         asks.append(Ask(kind, targets, window if kind in (DEPENDENCIES, CHANGES) else None))
     return Answer(question, kinds[0], mentions, _readable(snapshot, sections, viewer), notes, tuple(asks))
+
+
+def _roles(snapshot: Snapshot, question: str, mentions: tuple[Mention, ...], viewer: Viewer) -> Roles | None:
+    """Which named entity fails and which are asked about, when the question asks whether they break with it."""
+    if any(m.entity and m.span is None for m in mentions):  # named by the model reader: find them in the words
+        allow = None if viewer.everything else (lambda ref: can_see(snapshot, ref, viewer))
+        named = {m.entity for m in mentions if m.entity}
+        mentions = tuple(m for m in find_mentions(snapshot.aliases, question, allow) if m.entity in named)
+    spans = [(m.entity, *m.span) for m in mentions if m.entity and m.span is not None]
+    return read_roles(_words_of(question)[0], spans)
 
 
 def _answer_one(

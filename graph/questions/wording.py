@@ -16,7 +16,8 @@ OWNERSHIP = "ownership"
 PATH = "path"
 CHANGES = "changes"  # deploys in a window: of an entity and what it depends on, or of the whole graph
 RISK = "risk"  # the ranking of entities by how much breaks with them (single points of failure)
-KINDS = (DEPENDENCIES, CHANGES, OWNERSHIP, IMPACT, PATH, RISK)
+AFFECTED = "affected"  # whether one named entity breaks when another fails: yes with the path, or no and why
+KINDS = (DEPENDENCIES, CHANGES, OWNERSHIP, IMPACT, AFFECTED, PATH, RISK)
 
 DEFAULT_WINDOW = timedelta(hours=6)
 
