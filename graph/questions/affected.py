@@ -47,6 +47,7 @@ _ASKED_BEFORE = _words(
     " take takes taking took affect affects affecting impact impacts impacting break breaks hit hits hurt hurts"
     " kill kills down out on to"
 )
+_VERBS = _words("does do did is are was were would will can could should might may")
 _FAILING_AFTER = re.compile(
     r"^(?:(?:is|was|were|are|gets|got|has|had|being|be|to|should|were to|just) )?"
     r"(?:(?:go|goes|going|went|gone) down|down|dies|died|dying|dead|die|fails?|failed|failing|failures?|outages?|"
@@ -95,6 +96,15 @@ def read_roles(words: Sequence[str], spans: Sequence[Span]) -> Roles | None:
     if not _is_asked(words, asked):
         return None
     return Roles(groups[failing][0][0], tuple(ref for ref, _, _ in asked), bool(_SURVIVES.search(said)))
+
+
+def stands_as_side(words: Sequence[str], start: int, end: int) -> bool:
+    """Whether the words at [start, end) stand where a side of a yes/no impact question does: between a
+    condition and a failure ("if X dies"), or a question's verb and a failure ("does Y go down")."""
+    before, _ = _before(words, start)
+    after = _after(words, end)
+    failing = before in _FAILING_BEFORE and bool(_FAILING_AFTER.match(after))
+    return failing or (before in _VERBS and bool(_ASKED_AFTER.match(after)))
 
 
 def _sides(words: Sequence[str], spans: Sequence[Span]) -> list[list[Span]]:

@@ -73,6 +73,7 @@ _RISK_WORDS = re.compile(
 _DEPENDENTS = re.compile(r"\b(what|who|which \w+) (else )?(depends|relies|rel(y|ies)) on\b|\bdependents\b")
 # "what does X depend on" is X's dependencies, not its dependents, whatever IMPACT's words say.
 _FORWARD = re.compile(r"\bwhat (does|do|is) .+ (depend(s|ing)? on|rel(y|ies|ying) on|need)\b|\bdoes \S+ depend on\b")
+_WHAT_IT_CALLS = re.compile(r"\b(what|which)\s+(does|do|did)\b.*\b(call|depend|use|talk|need|rely|hit|read|write)")
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
@@ -111,6 +112,13 @@ def read_kinds(question: str, mentions: int) -> tuple[str, ...]:
         found = [PATH if mentions >= 2 else DEPENDENCIES]
     order = {kind: i for i, kind in enumerate(KINDS)}
     return tuple(sorted(dict.fromkeys(found), key=order.__getitem__))
+
+
+def asks_link(question: str) -> bool:
+    """Whether the question's words ask how two entities are linked ("is X connected to Y", "does X call
+    Y"), not what one depends on ("what does X call")."""
+    lowered = question.casefold()
+    return bool(dict(_ASK_WORDS)[PATH].search(lowered)) and not _WHAT_IT_CALLS.search(lowered)
 
 
 def _asks_apart(lowered: str, kind: str) -> bool:

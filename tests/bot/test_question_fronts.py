@@ -91,3 +91,27 @@ def test_a_yes_no_impact_question_is_one_section_from_the_mcp_ask_tool(graph: Sn
     assert got["sections"][0]["lines"][0] == "Yes: login-flow breaks if users-db goes down."
     bundle = answer_ask(graph, "is login-flow impacted when users-db is down", EVERYONE, NOW, StalePolicy())
     assert got == ask_reply(bundle).data
+
+
+TYPO = "is checkout connected to redsi"
+TYPO_NOTE = "'redsi' matches no entity in the graph. Did you mean: redis?"
+
+
+def test_a_misspelt_second_name_is_answered_with_suggestions_and_exits_1() -> None:
+    done = cli("ask", TYPO, "--json")
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)
+    assert data["notes"] == [TYPO_NOTE] and data["sections"] == []  # never checkout's dependencies alone
+    assert {"text": "redsi", "entity": None, "candidates": []} in data["mentions"]
+    text = cli("ask", TYPO)
+    assert text.returncode == 1 and text.stdout.splitlines()[-1] == TYPO_NOTE
+
+
+def test_a_misspelt_second_name_is_answered_with_suggestions_in_slack_and_mcp(graph: Snapshot) -> None:
+    question = "who owns redis and kafak?"
+    note = "'kafak' matches no entity in the graph. Did you mean: kafka?"
+    shown = mention_text(graph, question)
+    assert note in shown and "redis is owned by sre." in shown
+    got = mcp_ask(graph, question)
+    assert got["notes"] == [note]
+    assert [(s["kind"], s["entities"]) for s in got["sections"]] == [("ownership", ["resource:default/redis"])]

@@ -10,7 +10,7 @@ import pytest
 from graph.blast import blast_radius
 from graph.questions.ask import AFFECTED, IMPACT, OWNERSHIP, ask
 from graph.snapshot import Snapshot
-from tests.graph.builders import dep, entity, snapshot
+from tests.graph.builders import dep, deploy, entity, snapshot
 from tests.graph.shop import c
 
 NOW = datetime(2026, 11, 29, 15, 0, tzinfo=UTC)
@@ -18,7 +18,7 @@ NOW = datetime(2026, 11, 29, 15, 0, tzinfo=UTC)
 
 def sock_shop() -> Snapshot:
     """front-end -> catalogue -> catalogue-db; front-end -> orders -> shipping -> rabbitmq <- queue-master;
-    front-end -soft-> carts -> carts-db."""
+    front-end -soft-> carts -> carts-db; orders deployed an hour ago (r-1)."""
     edges = [
         ("front-end", "catalogue"), ("catalogue", "catalogue-db"), ("front-end", "orders"), ("orders", "shipping"),
         ("shipping", "rabbitmq"), ("queue-master", "rabbitmq"), ("front-end", "carts"), ("carts", "carts-db"),
@@ -26,7 +26,7 @@ def sock_shop() -> Snapshot:
     names = {n for pair in edges for n in pair}
     soft = {"oncall-graph/soft-dependencies": c("carts")}
     entities = [entity(c(n), annotations=soft if n == "front-end" else None) for n in sorted(names)]
-    return snapshot(entities, [dep(c(a), c(b)) for a, b in edges])
+    return snapshot(entities, [dep(c(a), c(b)) for a, b in edges], [deploy("r-1", "orders", "2026-11-29T14:00:00Z")])
 
 
 @pytest.fixture(scope="module")
