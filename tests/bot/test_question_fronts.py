@@ -115,3 +115,27 @@ def test_a_misspelt_second_name_is_answered_with_suggestions_in_slack_and_mcp(gr
     got = mcp_ask(graph, question)
     assert got["notes"] == [note]
     assert [(s["kind"], s["entities"]) for s in got["sections"]] == [("ownership", ["resource:default/redis"])]
+
+
+@pytest.mark.parametrize(
+    ("question", "first_line"),
+    [
+        ("what got deployed in the last 2 hours?", "5 deploys in the last 2 hours:"),
+        ("what changed in the last 5 minutes?", "Nothing in the graph was deployed in the last 5 minutes."),
+        ("any deploys today?", "10 deploys in the last 15 hours:"),
+        ("what are our single points of failure?", "Single points of failure, by how much breaks with them:"),
+        ("what are the spofs, and what shipped since yesterday?", "11 deploys in the last 39 hours:"),
+    ],
+)
+def test_a_whole_graph_question_answered_exits_0(question: str, first_line: str) -> None:
+    done = cli("ask", question, "--json")
+    assert done.returncode == 0, done.stdout
+    data = json.loads(done.stdout)
+    assert data["entities"] == [] and data["sections"][0]["lines"][0] == first_line
+
+
+@pytest.mark.parametrize("question", ["hello?", "what changed in memcached recently", "who owns antifraude-svc?"])
+def test_a_question_naming_nothing_the_graph_holds_exits_1(question: str) -> None:
+    done = cli("ask", question, "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["sections"] == []
