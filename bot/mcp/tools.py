@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.query.ask import answer_ask
 from bot.query.blast import answer_blast, answer_suspects
-from bot.query.bundle import BlastQuery, SuspectsQuery
+from bot.query.bundle import SUSPECTS_DEPTH, BlastQuery, SuspectsQuery
 from bot.query.durations import parse_window
 from bot.query.lookup import answer_path, answer_resolve
 from bot.query.replies import ask_reply, blast_reply, path_reply, resolve_reply, suspects_reply
@@ -23,7 +23,7 @@ from graph.visibility import Viewer
 
 Json = dict[str, Any]
 DEFAULT_SINCE = "6h"
-DEFAULT_SUSPECTS_DEPTH = 2
+DEFAULT_SUSPECTS_DEPTH = SUSPECTS_DEPTH
 
 
 class ToolInputError(ValueError):

@@ -19,12 +19,13 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
+from bot.slack.arguments import BLAST, FLAGS, SUSPECTS
 from bot.slack.blocks.messages import format_lag, format_refusal
 from bot.slack.blocks.review import with_review_button
 from bot.slack.claims import delivering, take_all
 from bot.slack.delivery import message_kwargs, respond_with
 from bot.slack.deps import BotDeps
-from bot.slack.replies import BLAST, SUSPECTS, reply_to_command
+from bot.slack.replies import reply_to_command
 from bot.slack.response_url import Responder, ResponseUrl
 from bot.telemetry.instrument import observed_query
 from graph.visibility import Viewer
@@ -126,8 +127,8 @@ def _rerun(deps: BotDeps, body: dict[str, Any], respond: Responder, client: WebC
         return
     if not command:
         return
-    extra = value.get("depth") if command == BLAST else value.get("since")
-    text = f"{value.get('name', '')} {extra}" if extra else str(value.get("name", ""))
+    flags = [f"--{flag} {value[flag]}" for flag in FLAGS[command] if value.get(flag)]
+    text = " ".join([str(value.get("name", "")), *flags])
     viewer = _viewer(body)
 
     # A button reruns the query: counted and timed as that command.
