@@ -14,7 +14,8 @@ BLAST, SUSPECTS = "blast-radius", "suspects"
 USAGE = {BLAST: "/blast-radius NAME [--depth N]", SUSPECTS: "/suspects NAME [--since 6h] [--depth 2]"}
 FLAGS = {BLAST: ("depth",), SUSPECTS: ("since", "depth")}
 # `--since`, and the dashes a phone or macOS turns `--` into (`—since`, `–since`).
-_FLAG = re.compile(r"^(?:--?|—|–)(\w[\w-]*)(?:=(.*))?$")
+_FLAG = re.compile(r"^(?:--?|—|–)([a-z][\w-]*)(?:=(.*))?$", re.IGNORECASE)
+_SIGNED = re.compile(r"^[-+]?\d+$")
 _KEYWORD = re.compile(r"^(since|depth)(?:=(.*))?$", re.IGNORECASE)
 
 
@@ -37,7 +38,7 @@ def parse_command(command: str, text: str) -> CommandArgs:
     given: dict[str, str] = {}
     i = 0
     while i < len(words):
-        flag = _FLAG.match(words[i]) or (_KEYWORD.match(words[i]) if i + 1 < len(words) or "=" in words[i] else None)
+        flag = _flag(words[i], last=i + 1 == len(words))
         if flag is None:
             name.append(words[i])
             i += 1
@@ -55,9 +56,16 @@ def parse_command(command: str, text: str) -> CommandArgs:
     return _checked(command, name, given)
 
 
+def _flag(word: str, *, last: bool) -> re.Match[str] | None:
+    """`--since`, `—since=1h`; `since` and `depth` bare only with a value after them; never `-2h` (a window)."""
+    if looks_like_window(word):
+        return None
+    return _FLAG.match(word) or (_KEYWORD.match(word) if not last or "=" in word else None)
+
+
 def _checked(command: str, name: list[str], given: dict[str, str]) -> CommandArgs:
     # The older habit: a trailing `2` (/blast-radius) or `6h` (/suspects) after the name.
-    if len(name) > 1 and command == BLAST and "depth" not in given and name[-1].isdigit():
+    if len(name) > 1 and command == BLAST and "depth" not in given and _SIGNED.match(name[-1]):
         given["depth"] = name.pop()
     if len(name) > 1 and command == SUSPECTS and "since" not in given and looks_like_window(name[-1]):
         given["since"] = name.pop()

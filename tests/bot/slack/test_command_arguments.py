@@ -60,6 +60,8 @@ def test_blast_radius_reads_the_name_and_its_depth(text: str, expected: CommandA
         (SUSPECTS, "frontend --window 1h", "/suspects takes --since and --depth, not '--window'"),
         (BLAST, "redis --since 1h", "/blast-radius takes --depth, not '--since'"),
         (BLAST, "redis --depth -1", "--depth: expected a whole number of hops, 1 or more; got '-1'"),
+        (SUSPECTS, "payments -2h", "--since: expected a window .* from 1 minute to 1 year"),  # a window, no flag
+        (BLAST, "redis -1", "--depth: expected a whole number of hops, 1 or more; got '-1'"),
     ],
 )
 def test_a_flag_it_cannot_use_is_named_with_what_it_takes(command_name: str, text: str, message: str) -> None:
