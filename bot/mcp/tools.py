@@ -209,7 +209,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "question asked (dependencies, changes, ownership, impact, affected: whether the first entity breaks when "
         "the second fails, path, risk) and of which entities; 'sections' holds one answer per ask per entity, "
         "each with its 'title', 'lines' and the cited 'edges' they rest on; 'notes' says what can be asked when "
-        "the question names nothing the graph holds. Same JSON as `oncall-graph ask QUESTION --json`.",
+        "the question names nothing the graph holds, the names that match no entity (with suggestions: call "
+        "again with one), and a window moved into 1 minute … 1 year. Same JSON as "
+        "`oncall-graph ask QUESTION --json`.",
         _schema({"question": {"type": "string", "description": "the question, in plain words"}}, ["question"]),
         _ask,
     ),

@@ -31,6 +31,7 @@ from graph.questions.ask import (
     read_window,
 )
 from graph.questions.model_context import build_context
+from graph.questions.wording import bounded_window
 from graph.snapshot import Snapshot
 from graph.suspects import Suspects
 from graph.visibility import EVERYONE, Viewer
@@ -81,7 +82,7 @@ def ask_question(
             answer, window = ask(snapshot, question, now=now, viewer=viewer), read_window(question, now)
         else:
             found = resolve_read(snapshot, question, read, viewer)
-            window = found.window or read_window(question, now)
+            window = bounded_window(question, found.window or read_window(question, now))[0]
             answer = answer_intent(
                 snapshot, question, found.mentions, found.intent, now=now, window=window, viewer=viewer,
                 names=found.names, kinds=found.kinds,

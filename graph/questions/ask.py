@@ -29,6 +29,7 @@ from graph.questions.wording import (
     OWNERSHIP,
     PATH,
     RISK,
+    bounded_window,
     read_kinds,
     read_window,
 )
@@ -139,7 +140,26 @@ def _answered(
     viewer: Viewer,
     names: Sequence[str] = (),
 ) -> Answer:
-    """The answer once every name the question types is found: resolved, ambiguous or missing."""
+    """The answer once every name the question types is found: resolved, ambiguous or missing; a window
+    outside 1 minute … 1 year is moved to the nearest one answers take, and the answer says so."""
+    window, moved = bounded_window(question, window)
+    answer = _answer_asks(snapshot, question, mentions, kinds, now=now, window=window, viewer=viewer, names=names)
+    if moved and any(a.window is not None for a in answer.asks):
+        return replace(answer, notes=(*answer.notes, moved))
+    return answer
+
+
+def _answer_asks(
+    snapshot: Snapshot,
+    question: str,
+    mentions: tuple[Mention, ...],
+    kinds: tuple[str, ...],
+    *,
+    now: datetime,
+    window: timedelta,
+    viewer: Viewer,
+    names: Sequence[str],
+) -> Answer:
     intent = kinds[0]
     if not any(m.entity for m in mentions):
         notes = tuple(unresolved_note(snapshot, m, _allow(snapshot, viewer)) for m in mentions if m.candidates)

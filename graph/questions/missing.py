@@ -49,7 +49,7 @@ SUGGEST_CUTOFF = 60.0  # of graph.naming.suggest's blend: one edit in five lette
 PREPOSITIONS = frozenset({"in", "to", "for", "on", "about", "of", "under", "with", "from", "behind"})
 _POSSESSIVE = re.compile(r"['’]s\b|['’]$")
 # "4h", "30min", "2d": a window as typed, never a name the graph lacks; nor a version, a date or a time.
-_WINDOW_TOKEN = re.compile(r"\d+(\.\d+)?(m|min|mins|h|hr|hrs|d|w)")
+_WINDOW_TOKEN = re.compile(r"\d+(\.\d+)?(s|sec|secs|m|min|mins|mo|mos|h|hr|hrs|d|w|y|yr|yrs)")
 _NOT_NAMES = re.compile(r"v?\d+(\.\d+)+|\d{4}-\d\d-\d\d(t[\d:]+z?)?|\d+:\d\d(:\d\d)?|\d+(st|nd|rd|th|s|x|xx)")
 _SHAPED = re.compile(r"[-_]|\d[a-z]|[a-z]\d")
 

@@ -80,10 +80,10 @@ _NUMBERS = {
     "forty-five": 45, "couple": 2, "few": 3,
 }  # fmt: skip
 _AMOUNT = r"(\d+(?:\.\d+)?|" + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)) + ")"
-_UNIT = r"(minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w)"
+_UNIT = r"(seconds?|secs?|s|months?|mos?|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w|years?|yrs?|y)"
 _WINDOW = re.compile(
     rf"\b(?:last|past|previous|within|in the last|over the last)\s+(?:(?:a )?couple of\s+)?{_AMOUNT}?\s*{_UNIT}\b"
-    rf"|\b{_AMOUNT}\s*{_UNIT}\s+ago\b|\b(\d+)\s*(m|h|d|w)\b"
+    rf"|\b{_AMOUNT}\s*{_UNIT}\s+ago\b|\b(\d+)\s*(s|m|h|d|w|y)\b"
 )
 _SHORTEST_SECONDS, _LONGEST_SECONDS = 60, 365 * 86400  # as bot/query/durations.py allows
 _HALF_HOUR = re.compile(r"\bhalf (an? )?hour\b")
@@ -148,14 +148,43 @@ def read_window(question: str, now: datetime | None = None) -> timedelta:
     return DEFAULT_WINDOW
 
 
+def bounded_window(question: str, window: timedelta) -> tuple[timedelta, str]:
+    """The window answers take (1 minute … 1 year) for `window`, and what to say when the question typed
+    one outside that range, or a reader gave one ("" when nothing was moved): never moved in silence."""
+    seconds = min(max(window.total_seconds(), _SHORTEST_SECONDS), _LONGEST_SECONDS)
+    bounded = timedelta(seconds=seconds)
+    typed = typed_window(question)
+    if typed is not None and not _SHORTEST_SECONDS <= typed[1] <= _LONGEST_SECONDS:
+        asked = f"'{typed[0]}'"
+    elif bounded != window:
+        asked = f"A window of {window.total_seconds():g} seconds"
+    else:
+        return bounded, ""
+    return (
+        bounded,
+        f"{asked} is outside the windows answers take, from 1 minute to 1 year (1m … 365d): {_used(bounded)}.",
+    )
+
+
+def _used(window: timedelta) -> str:
+    shortest = window.total_seconds() == _SHORTEST_SECONDS
+    return "answered for the last minute instead" if shortest else "answered for the last year (365 days) instead"
+
+
 def typed_window(question: str) -> tuple[str, float] | None:
     """(the words that give a window, its length in seconds, unbounded) when the question types one."""
     match = _WINDOW.search(question.casefold())
     if not match:
         return None
     amount_text = match.group(1) or match.group(3) or match.group(5)
-    unit = (match.group(2) or match.group(4) or match.group(6))[0]
-    return match.group(), _amount(amount_text) * {"m": 60, "h": 3600, "d": 86400, "w": 604800}[unit]
+    unit = match.group(2) or match.group(4) or match.group(6)
+    return match.group(), _amount(amount_text) * _unit_seconds(unit)
+
+
+def _unit_seconds(unit: str) -> int:
+    if unit.startswith("mo"):
+        return 30 * 86400
+    return {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 365 * 86400}[unit[0]]
 
 
 def _amount(text: str | None) -> float:

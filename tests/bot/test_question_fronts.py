@@ -139,3 +139,28 @@ def test_a_question_naming_nothing_the_graph_holds_exits_1(question: str) -> Non
     done = cli("ask", question, "--json")
     assert done.returncode == 1
     assert json.loads(done.stdout)["sections"] == []
+
+
+CLAMPED = (
+    "'past 0 hours' is outside the windows answers take, from 1 minute to 1 year (1m … 365d): answered for the"
+    " last minute instead."
+)
+
+
+def test_a_window_outside_the_range_is_said_on_the_command_line() -> None:
+    done = cli("ask", "what got deployed in the past 0 hours?", "--json")
+    assert done.returncode == 0, done.stdout
+    data = json.loads(done.stdout)
+    assert data["notes"] == [CLAMPED] and data["asks"][0]["window_hours"] == 1 / 60
+    assert data["sections"][0]["lines"] == ["Nothing in the graph was deployed in the last 1 minute."]
+    text = cli("ask", "what got deployed in the past 0 hours?").stdout.splitlines()
+    assert CLAMPED in text
+
+
+def test_a_window_outside_the_range_is_said_by_the_mcp_ask_tool(graph: Snapshot) -> None:
+    got = mcp_ask(graph, "what changed in payments over the last 3 years?")
+    assert got["notes"] == [
+        "'over the last 3 years' is outside the windows answers take, from 1 minute to 1 year (1m … 365d):"
+        " answered for the last year (365 days) instead."
+    ]
+    assert got["asks"][0]["window_hours"] == 365 * 24
