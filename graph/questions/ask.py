@@ -143,28 +143,23 @@ def _answered(
     """The answer once every name the question types is found: resolved, ambiguous or missing; a window
     outside 1 minute … 1 year is moved to the nearest one answers take, and the answer says so."""
     window, moved = bounded_window(question, window)
-    answer = _answer_asks(snapshot, question, mentions, kinds, now=now, window=window, viewer=viewer, names=names)
+    if any(m.entity for m in mentions):
+        answer = _about_named(snapshot, question, mentions, kinds, now, window, viewer)
+    else:
+        notes = tuple(unresolved_note(snapshot, m, _allow(snapshot, viewer)) for m in mentions if m.candidates)
+        kinds = tuple(k for k in kinds if k != PATH) or (DEPENDENCIES,)
+        answer = _about_everything(snapshot, question, mentions, kinds, notes, now, window, viewer, names)
     if moved and any(a.window is not None for a in answer.asks):
         return replace(answer, notes=(*answer.notes, moved))
     return answer
 
 
-def _answer_asks(
-    snapshot: Snapshot,
-    question: str,
-    mentions: tuple[Mention, ...],
-    kinds: tuple[str, ...],
-    *,
-    now: datetime,
-    window: timedelta,
-    viewer: Viewer,
-    names: Sequence[str],
-) -> Answer:
+def _about_named(
+    snapshot: Snapshot, question: str, mentions: tuple[Mention, ...], kinds: tuple[str, ...], now: datetime,
+    window: timedelta, viewer: Viewer,
+) -> Answer:  # fmt: skip
+    """Each ask for every entity named, and a note for each name that resolved to no one entity."""
     intent = kinds[0]
-    if not any(m.entity for m in mentions):
-        notes = tuple(unresolved_note(snapshot, m, _allow(snapshot, viewer)) for m in mentions if m.candidates)
-        kinds = tuple(k for k in kinds if k != PATH) or (DEPENDENCIES,)
-        return _about_everything(snapshot, question, mentions, kinds, notes, now, window, viewer, names)
     resolved = tuple(dict.fromkeys(m.entity for m in mentions if m.entity))
     notes = tuple(unresolved_note(snapshot, m, _allow(snapshot, viewer)) for m in mentions if m.entity is None)
     if PATH in kinds and len(resolved) < 2:

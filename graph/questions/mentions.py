@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from graph.naming.names import AliasIndex, Allow
 from graph.naming.refs import short_name
 from graph.questions.affected import Roles, read_roles, stands_as_side
-from graph.questions.missing import STOPWORDS, locate, missing_names, missing_note, uncommon_words, words_of
+from graph.questions.missing import STOPWORDS, Token, locate, missing_names, missing_note, unfound_words, words_of
 from graph.questions.wording import IMPACT, asks_link, read_kinds
 from graph.snapshot import Snapshot
 
@@ -96,19 +96,22 @@ def _missing(
     """The names the question types, beside those found, that resolve to nothing: the other end of a link
     question ("is X connected to zookeeper"), a side of a yes/no impact question, or a misspelt name."""
     covered = [m.span for m in mentions if m.span is not None]
+    unfound = unfound_words(snapshot.aliases, question, covered, allow, snapshot.deploy_ids)
     link = asks_link(question) and len(mentions) == 1
-    typed = missing_names(snapshot.aliases, question, covered, allow, link=link, other_ids=snapshot.deploy_ids)
-    found = [Mention(t.text, None, (), (t.start, t.end)) for t in typed]
+    found = [_unknown(t) for t in missing_names(snapshot.aliases, unfound, allow, link=link)]
     if found or len(mentions) != 1 or IMPACT not in (kinds or read_kinds(question, 1)):
         return tuple(found)
     words = words_of(question)[0]
-    uncommon = uncommon_words(snapshot.aliases, question, covered, allow, snapshot.deploy_ids)
-    maybe = [Mention(t.text, None, (), (t.start, t.end)) for t in uncommon if stands_as_side(words, t.start, t.end)]
+    maybe = [_unknown(t) for t in unfound if len(t.text) >= 4 and stands_as_side(words, t.start, t.end)]
     found_roles = roles(question, mentions + tuple(maybe))
     if found_roles is None:
         return ()
     sides = {found_roles.failing, *found_roles.asked}
     return tuple(m for i, m in enumerate(maybe, start=len(mentions)) if _role_ref(m, i) in sides)
+
+
+def _unknown(token: Token) -> Mention:
+    return Mention(token.text, None, (), (token.start, token.end))
 
 
 def roles(question: str, mentions: tuple[Mention, ...]) -> Roles | None:

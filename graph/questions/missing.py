@@ -86,43 +86,31 @@ def locate(words: Sequence[str], text: str) -> tuple[int, int] | None:
     return None
 
 
-def missing_names(
+def unfound_words(
     index: AliasIndex,
     question: str,
     covered: Sequence[tuple[int, int]],
     allow: Allow | None,
-    *,
-    link: bool,
     other_ids: Container[str] = (),
 ) -> list[Token]:
-    """The typed tokens outside `covered` (the names found) that are names the graph does not hold;
-    with `link` (a link question that found one name of two), any uncommon word is the other one.
-    `other_ids` are words the graph knows as something else (deploy ids such as `r-8812`)."""
+    """The typed tokens outside `covered` (the names found) that may be names and are none the graph
+    holds: no common word, and no word the graph knows as something else (`other_ids`: deploy ids)."""
     _, tokens = words_of(question)
+    return [t for t in tokens if _unfound(index, t, covered, allow) and t.text not in other_ids]
+
+
+def missing_names(index: AliasIndex, unfound: Sequence[Token], allow: Allow | None, *, link: bool) -> list[Token]:
+    """The unfound words that are names: shaped like one or a few edits from one; with `link` (a link
+    question that found one name of two), any word of four letters or more is the other one."""
     found = []
-    for token in tokens:
+    for token in unfound:
         text = token.text.casefold()
-        if not _unfound(index, token, covered, allow) or token.text in other_ids:
-            continue
         if _SHAPED.search(text) or (len(text) >= 4 and (link or close(index, text, allow))):
             found.append(token)
     return found
 
 
-def uncommon_words(
-    index: AliasIndex,
-    question: str,
-    covered: Sequence[tuple[int, int]],
-    allow: Allow | None,
-    other_ids: Container[str] = (),
-) -> list[Token]:
-    """Tokens outside `covered` that may be names: for a question whose shape says where a name stands."""
-    _, tokens = words_of(question)
-    return [t for t in tokens if len(t.text) >= 4 and _unfound(index, t, covered, allow) and t.text not in other_ids]
-
-
 def _unfound(index: AliasIndex, token: Token, covered: Sequence[tuple[int, int]], allow: Allow | None) -> bool:
-    """Whether a token may be a name and is none the graph holds (nor one already found)."""
     text = token.text.casefold()
     if any(s < token.end and token.start < e for s, e in covered) or not _may_be_name(text):
         return False
