@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.query.ask import answer_ask
 from bot.query.blast import answer_blast, answer_suspects
-from bot.query.bundle import BlastQuery, SuspectsQuery
+from bot.query.bundle import SUSPECTS_DEPTH, BlastQuery, SuspectsQuery
 from bot.query.durations import parse_window
 from bot.query.lookup import answer_drift, answer_path, answer_resolve
 from bot.query.replies import ask_reply, blast_reply, path_reply, resolve_reply, suspects_reply
@@ -24,7 +24,7 @@ from graph.visibility import Viewer
 
 Json = dict[str, Any]
 DEFAULT_SINCE = "6h"
-DEFAULT_SUSPECTS_DEPTH = 2
+DEFAULT_SUSPECTS_DEPTH = SUSPECTS_DEPTH
 
 
 class ToolInputError(ValueError):
@@ -210,10 +210,13 @@ TOOLS: tuple[ToolSpec, ...] = (
         "ask",
         "A free-text question as an on-call engineer types it ('what does payments call, which of those changed "
         "in the last six hours, and who owns each?', 'who owns redis and kafka?', 'what got deployed in the last "
-        "2 hours?'), answered from the graph alone: 'asks' lists what the question asked (dependencies, changes, "
-        "ownership, impact, path, risk) and of which entities; 'sections' holds one answer per ask per entity, "
+        "2 hours?', 'if redis dies does checkout go down?'), answered from the graph alone: 'asks' lists what the "
+        "question asked (dependencies, changes, ownership, impact, affected: whether the first entity breaks when "
+        "the second fails, path, risk) and of which entities; 'sections' holds one answer per ask per entity, "
         "each with its 'title', 'lines' and the cited 'edges' they rest on; 'notes' says what can be asked when "
-        "the question names nothing the graph holds. Same JSON as `oncall-graph ask QUESTION --json`.",
+        "the question names nothing the graph holds, the names that match no entity (with suggestions: call "
+        "again with one), and a window moved into 1 minute … 1 year. Same JSON as "
+        "`oncall-graph ask QUESTION --json`.",
         _schema({"question": {"type": "string", "description": "the question, in plain words"}}, ["question"]),
         _ask,
     ),

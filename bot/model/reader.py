@@ -100,14 +100,16 @@ def resolve_read(snapshot: Snapshot, question: str, read: QuestionRead, viewer: 
     if not read.names:
         allow = None if viewer.everything else (lambda ref: can_see(snapshot, ref, viewer))
         mentions = list(find_mentions(snapshot.aliases, question, allow))
-    resolved = sum(1 for m in mentions if m.entity)
+    # A name that resolves to nothing is still one the question names: a path asked between two names,
+    # one of them misspelt, stays a path question (answered with the suggestions, never for one name).
+    named = len(mentions) if any(m.entity for m in mentions) else 0
     asked = read.asks or ((read.intent,) if read.intent in GRAPH_INTENTS else ())
     kinds = [GRAPH_INTENTS[a] for a in asked]
-    if PATH in kinds and resolved < 2:
+    if PATH in kinds and named < 2:
         kinds.remove(PATH)
-    if RISK in kinds and resolved:
+    if RISK in kinds and named:
         kinds = [IMPACT if k == RISK else k for k in kinds]  # "most at risk if X fails": X's blast radius
-    found = tuple(dict.fromkeys(kinds)) or read_kinds(question, resolved)
+    found = tuple(dict.fromkeys(kinds)) or read_kinds(question, named)
     return ResolvedRead(tuple(mentions), found[0], read.window, read.names, found)
 
 

@@ -23,6 +23,8 @@ from graph.paths import CitedPath
 from graph.questions.ask import Answer
 from graph.suspects import Suspects
 
+SUSPECTS_SINCE, SUSPECTS_DEPTH = timedelta(hours=6), 2  # /suspects, `suspects` and its tool when not told
+
 
 @dataclass(frozen=True, slots=True)
 class BlastQuery:
@@ -33,8 +35,8 @@ class BlastQuery:
 @dataclass(frozen=True, slots=True)
 class SuspectsQuery:
     name: str
-    since: timedelta = timedelta(hours=6)
-    depth: int = 2
+    since: timedelta = SUSPECTS_SINCE
+    depth: int = SUSPECTS_DEPTH
     at: datetime | None = None  # the window's end (`--now`, an incident's start); default: now
 
 

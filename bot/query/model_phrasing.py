@@ -19,8 +19,19 @@ from graph.blast import BlastRadius
 from graph.edges import EdgeFacts
 from graph.naming.refs import short_name
 from graph.passages import prose, top_passages
-from graph.questions.ask import DEPENDENCIES, IMPACT, OWNERSHIP, PATH, Answer, answer_intent, ask, read_window
+from graph.questions.ask import (
+    AFFECTED,
+    DEPENDENCIES,
+    IMPACT,
+    OWNERSHIP,
+    PATH,
+    Answer,
+    answer_intent,
+    ask,
+    read_window,
+)
 from graph.questions.model_context import build_context
+from graph.questions.wording import bounded_window
 from graph.snapshot import Snapshot
 from graph.suspects import Suspects
 from graph.visibility import EVERYONE, Viewer
@@ -71,7 +82,7 @@ def ask_question(
             answer, window = ask(snapshot, question, now=now, viewer=viewer), read_window(question, now)
         else:
             found = resolve_read(snapshot, question, read, viewer)
-            window = found.window or read_window(question, now)
+            window = bounded_window(question, found.window or read_window(question, now))[0]
             answer = answer_intent(
                 snapshot, question, found.mentions, found.intent, now=now, window=window, viewer=viewer,
                 names=found.names, kinds=found.kinds,
@@ -98,6 +109,8 @@ def ask_question(
 
 def answer_focus(answer: Answer) -> tuple[str, ...]:
     """The entities the graph's answer is about; others the question names are not facts given to the model."""
+    if answer.intent == AFFECTED:  # the one asked about, then the one that fails
+        return answer.asks[0].entities
     return answer.entities[: 2 if answer.intent == PATH else 1]
 
 
@@ -111,6 +124,8 @@ def _task(answer: Answer, window: timedelta) -> str:
         " (suspects, never causes).",
         OWNERSHIP: f"Who owns {first} (or what it depends on).",
         PATH: f"How {' and '.join(names[:2])} are connected.",
+        AFFECTED: f"Whether {first} breaks if {names[-1]} goes down: yes with the path from {first} to it, or no"
+        " and why (no path, or only soft dependencies: it degrades).",
     }.get(answer.intent, f"About {first}.")
 
 

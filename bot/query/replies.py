@@ -139,8 +139,11 @@ def path_reply(bundle: PathAnswer) -> Reply:
 
 
 def ask_reply(bundle: AskAnswer) -> Reply:
+    """Exit 0 when answered, about named entities or the whole graph ("what got deployed in the last 2
+    hours?"); 1 when a name the question types resolves to no one entity (its suggestions are in the
+    notes), or when it names nothing answerable (the notes say what can be asked)."""
     found = bundle.answer
-    status = EXIT_OK if found.entities else EXIT_UNRESOLVED
+    status = EXIT_OK if found.sections and not found.unresolved else EXIT_UNRESOLVED
     data = render_json.ask_json(found) | phrasing_json(bundle) | {"graph": render_json.graph_json(bundle.freshness)}
     freshness = bundle.freshness
     text = lambda: [*render_text.stale_lines(freshness), *render_text.render_answer(found, bundle.phrasing)]  # noqa: E731

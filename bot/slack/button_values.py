@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from bot.slack.replies import BLAST, SUSPECTS
+from bot.slack.arguments import BLAST, SUSPECTS
 
 SHOWN = 40  # characters of a bad value quoted back
 
@@ -22,7 +22,7 @@ class UnreadableButton(ValueError):
 @dataclass(frozen=True, slots=True)
 class Rerun:
     command: str  # BLAST or SUSPECTS
-    text: str  # the command's text, as if typed: `NAME [depth]` or `NAME [since]`
+    text: str  # the command's text, as if typed: `NAME [--depth N]` or `NAME [--since 6h] [--depth N]`
 
 
 def read_rerun(value: object) -> Rerun:
@@ -38,12 +38,14 @@ def read_rerun(value: object) -> Rerun:
         raise UnreadableButton(f"it asks for {_quoted(command)}, not /blast-radius or /suspects")
     if not isinstance(name, str) or not name.strip():
         raise UnreadableButton(f"its name is {_quoted(name)}, not an entity's name")
+    depth = _flag("depth", _depth(fields.get("depth")))
     if command == BLAST:
-        return Rerun(command, _with(name, _depth(fields.get("depth"))))
+        return Rerun(command, _with(name, depth))
     since = fields.get("since")
     if since is not None and not isinstance(since, str):
         raise UnreadableButton(f"its window is {_quoted(since)}, not a window like 6h")
-    return Rerun(command, _with(name, since or ""))
+    # The flags it was asked with, as the command line writes them (bot.slack.arguments reads them).
+    return Rerun(command, _with(name, " ".join(part for part in (_flag("since", since or ""), depth) if part)))
 
 
 def _depth(depth: object) -> str:
@@ -55,6 +57,10 @@ def _depth(depth: object) -> str:
     if isinstance(depth, str) and depth.isascii() and depth.isdigit() and 0 < len(depth) <= 6 and int(depth) > 0:
         return depth
     raise UnreadableButton(f"its depth is {_quoted(depth)}, not a whole number of hops")
+
+
+def _flag(flag: str, value: str) -> str:
+    return f"--{flag} {value}" if value else ""
 
 
 def _with(name: str, extra: str) -> str:

@@ -18,13 +18,14 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
+from bot.slack.arguments import BLAST, SUSPECTS
 from bot.slack.blocks.messages import format_lag, format_refusal
 from bot.slack.blocks.review import with_review_button
 from bot.slack.button_values import UnreadableButton, read_rerun
 from bot.slack.claims import delivering, take_all
 from bot.slack.delivery import message_kwargs, respond_with
 from bot.slack.deps import BotDeps
-from bot.slack.replies import BLAST, SUSPECTS, reply_to_command
+from bot.slack.replies import reply_to_command
 from bot.slack.response_url import Responder, ResponseUrl
 from bot.telemetry.instrument import observed_query
 from graph.visibility import Viewer

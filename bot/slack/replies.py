@@ -6,13 +6,24 @@ No Slack client here: handlers deliver the message.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
 
 from bot.query.blast import answer_blast, answer_suspects
-from bot.query.bundle import AlertAnswer, AskAnswer, BlastAnswer, BlastQuery, Resolved, SuspectsAnswer, SuspectsQuery
-from bot.query.durations import check_window, looks_like_window, parse_window
+from bot.query.bundle import (
+    SUSPECTS_DEPTH,
+    SUSPECTS_SINCE,
+    AlertAnswer,
+    AskAnswer,
+    BlastAnswer,
+    BlastQuery,
+    Resolved,
+    SuspectsAnswer,
+    SuspectsQuery,
+)
+from bot.query.durations import check_window
 from bot.query.model_phrasing import ModelPorts
 from bot.render.dot import alert_dot, blast_dot, suspects_dot, view_dot
+from bot.render.wording import window_token
+from bot.slack.arguments import BLAST, SUSPECTS, USAGE, CommandArgsError, parse_command
 from bot.slack.blocks.messages import (
     SlackMessage,
     format_alert_reply,
@@ -28,27 +39,7 @@ from graph.questions.wording import typed_window
 from graph.snapshot import Snapshot
 from graph.visibility import Viewer
 
-BLAST, SUSPECTS = "blast-radius", "suspects"
-DEFAULT_WINDOW = timedelta(hours=6)
 LOADING = "The graph is still loading; try again in a minute."
-
-
-def split_blast_args(text: str) -> tuple[str, int | None]:
-    """`redis 2` -> ("redis", 2); `token cache` -> ("token cache", None)."""
-    words = text.split()
-    # ASCII digits only, and few: `²` is a digit to isdigit() and not to int(), nor are 5,000 nines.
-    last = words[-1] if len(words) > 1 else ""
-    if last.isascii() and last.isdigit() and len(last) <= 6 and int(last) > 0:
-        return " ".join(words[:-1]), int(last)
-    return " ".join(words), None
-
-
-def split_suspects_args(text: str) -> tuple[str, timedelta]:
-    """`payments 6h` -> ("payments", 6 hours); the window defaults to six hours."""
-    words = text.split()
-    if len(words) > 1 and looks_like_window(words[-1]):  # `0h`, `1e400h` too: ValueError naming the range
-        return " ".join(words[:-1]), parse_window(words[-1])
-    return " ".join(words), DEFAULT_WINDOW
 
 
 def reply_to_command(
@@ -57,32 +48,33 @@ def reply_to_command(
     """Parse the command's text, ask the query layer, render its bundle."""
     if snapshot is None:
         return format_refusal(LOADING)
-    if command == BLAST:
-        name, depth = split_blast_args(text)
-    else:
-        try:
-            name, window = split_suspects_args(text)
-        except ValueError as exc:
-            return format_refusal(f"/suspects: {exc}. Usage: /suspects NAME [since, e.g. 6h]")
-    if not name:
-        usage = "/blast-radius NAME [depth]" if command == BLAST else "/suspects NAME [since, e.g. 6h]"
-        return format_refusal(f"Usage: {usage}")
+    try:
+        args = parse_command(command, text)
+    except CommandArgsError as exc:
+        return format_refusal(f"/{command}: {exc}. Usage: {USAGE[command]}")
+    if not args.name:
+        return format_refusal(f"Usage: {USAGE[command]}")
     now, policy = deps.clock(), deps.stale_policy
     if command == BLAST:
-        return blast_message(deps, answer_blast(snapshot, BlastQuery(name, depth), viewer, now, policy), shared=shared)
-    bundle = answer_suspects(snapshot, SuspectsQuery(name, since=window), viewer, now, policy)
-    return suspects_message(deps, bundle, snapshot, shared=shared)
+        bundle = answer_blast(snapshot, BlastQuery(args.name, args.depth), viewer, now, policy)
+        return blast_message(deps, bundle, shared=shared)
+    query = SuspectsQuery(args.name, since=args.since or SUSPECTS_SINCE, depth=args.depth or SUSPECTS_DEPTH)
+    return suspects_message(deps, answer_suspects(snapshot, query, viewer, now, policy), snapshot, shared=shared)
 
 
-def unresolved_message(deps: BotDeps, command: str, name: str, resolved: Resolved) -> SlackMessage:
+def unresolved_message(
+    deps: BotDeps, command: str, name: str, resolved: Resolved, args: dict[str, object] | None = None
+) -> SlackMessage:
+    """No entity of that name (or several): each suggestion a button that reruns the command with `args`."""
     deps.metrics.unresolved_name(command, name)  # hidden or unknown, counted alike
-    return format_unresolved(name, resolved.resolution, command=command)
+    return format_unresolved(name, resolved.resolution, command=command, args=args)
 
 
 def blast_message(deps: BotDeps, bundle: BlastAnswer, *, shared: bool) -> SlackMessage:
     result = bundle.result
     if result is None:
-        return unresolved_message(deps, BLAST, bundle.query.name, bundle.resolved)
+        depth = bundle.query.depth
+        return unresolved_message(deps, BLAST, bundle.query.name, bundle.resolved, {"depth": depth} if depth else None)
     note_entities(result.failed)
     note_counts(impacted=result.impacted_count)
     message = format_blast_radius(result, bundle.freshness, shared=shared, passages=bundle.passages)
@@ -93,7 +85,10 @@ def suspects_message(deps: BotDeps, bundle: SuspectsAnswer, snapshot: Snapshot, 
     """`snapshot` only names the owners the picture labels."""
     found = bundle.result
     if found is None:
-        return unresolved_message(deps, SUSPECTS, bundle.query.name, bundle.resolved)
+        query = bundle.query
+        args: dict[str, object] = {"since": window_token(query.since)}
+        args |= {"depth": query.depth} if query.depth != SUSPECTS_DEPTH else {}
+        return unresolved_message(deps, SUSPECTS, query.name, bundle.resolved, args)
     note_entities(found.entity)
     note_counts(dependencies=len(found.dependencies))
     message = format_suspects(found, bundle.freshness, shared=shared, passages=bundle.passages)

@@ -193,4 +193,7 @@ def duration(window: timedelta) -> str:
     hours = window.total_seconds() / 3600
     if hours >= 48 and hours % 24 == 0:
         return f"{hours / 24:g} days"
-    return f"{hours:g} hours" if hours >= 1 else f"{window.total_seconds() / 60:g} minutes"
+    if hours >= 1:
+        return "1 hour" if hours == 1 else f"{hours:g} hours"
+    minutes = window.total_seconds() / 60
+    return "1 minute" if minutes == 1 else f"{minutes:g} minutes"

@@ -14,7 +14,7 @@ from datetime import timedelta
 from graph.citations import cite_edge
 from graph.edges import EdgeFacts
 from graph.naming.refs import short_name
-from graph.questions.wording import CHANGES, DEPENDENCIES, IMPACT, OWNERSHIP, PATH, RISK
+from graph.questions.wording import AFFECTED, CHANGES, DEPENDENCIES, IMPACT, OWNERSHIP, PATH, RISK
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +22,9 @@ class Section:
     """One ask's answer: plain lines, then the cited edges they rest on (each cited once)."""
 
     kind: str  # one of graph.questions.wording.KINDS
-    entities: tuple[str, ...]  # refs: the entity asked about, both ends of a path, none for the whole graph
+    # refs: the entity asked about, both ends of a path, the one asked about and the failed one (`affected`),
+    # none for the whole graph
+    entities: tuple[str, ...]
     lines: tuple[str, ...]
     edges: tuple[EdgeFacts, ...] = ()
     window: timedelta | None = None  # the deploys' window, for dependencies and changes
@@ -39,6 +41,8 @@ class Section:
 
 def title(kind: str, entities: tuple[str, ...], window: timedelta | None, *, through: bool = False) -> str:
     """The heading of a section: the entity (or both ends), then what was asked of it."""
+    if kind == AFFECTED and len(entities) == 2:
+        return f"{short_name(entities[0])} — if {short_name(entities[1])} goes down"
     ask = _ask_words(kind, window, through)
     if not entities:
         return ask
@@ -54,6 +58,7 @@ def _ask_words(kind: str, window: timedelta | None, through: bool) -> str:
     return {
         DEPENDENCIES: "depends on",
         IMPACT: "what breaks if it fails",
+        AFFECTED: "does it break",
         PATH: "how they are linked",
         RISK: "single points of failure",
     }.get(kind, kind)

@@ -16,7 +16,8 @@ OWNERSHIP = "ownership"
 PATH = "path"
 CHANGES = "changes"  # deploys in a window: of an entity and what it depends on, or of the whole graph
 RISK = "risk"  # the ranking of entities by how much breaks with them (single points of failure)
-KINDS = (DEPENDENCIES, CHANGES, OWNERSHIP, IMPACT, PATH, RISK)
+AFFECTED = "affected"  # whether one named entity breaks when another fails: yes with the path, or no and why
+KINDS = (DEPENDENCIES, CHANGES, OWNERSHIP, IMPACT, AFFECTED, PATH, RISK)
 
 DEFAULT_WINDOW = timedelta(hours=6)
 
@@ -72,16 +73,17 @@ _RISK_WORDS = re.compile(
 _DEPENDENTS = re.compile(r"\b(what|who|which \w+) (else )?(depends|relies|rel(y|ies)) on\b|\bdependents\b")
 # "what does X depend on" is X's dependencies, not its dependents, whatever IMPACT's words say.
 _FORWARD = re.compile(r"\bwhat (does|do|is) .+ (depend(s|ing)? on|rel(y|ies|ying) on|need)\b|\bdoes \S+ depend on\b")
+_WHAT_IT_CALLS = re.compile(r"\b(what|which)\s+(does|do|did)\b.*\b(call|depend|use|talk|need|rely|hit|read|write)")
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
     "forty-five": 45, "couple": 2, "few": 3,
 }  # fmt: skip
 _AMOUNT = r"(\d+(?:\.\d+)?|" + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)) + ")"
-_UNIT = r"(minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w)"
+_UNIT = r"(seconds?|secs?|s|months?|mos?|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w|years?|yrs?|y)"
 _WINDOW = re.compile(
     rf"\b(?:last|past|previous|within|in the last|over the last)\s+(?:(?:a )?couple of\s+)?{_AMOUNT}?\s*{_UNIT}\b"
-    rf"|\b{_AMOUNT}\s*{_UNIT}\s+ago\b|\b(\d+)\s*(m|h|d|w)\b"
+    rf"|\b{_AMOUNT}\s*{_UNIT}\s+ago\b|\b(\d+)\s*(s|m|h|d|w|y)\b"
 )
 _SHORTEST_SECONDS, _LONGEST_SECONDS = 60, 365 * 86400  # as bot/query/durations.py allows
 _HALF_HOUR = re.compile(r"\bhalf (an? )?hour\b")
@@ -112,6 +114,13 @@ def read_kinds(question: str, mentions: int) -> tuple[str, ...]:
     return tuple(sorted(dict.fromkeys(found), key=order.__getitem__))
 
 
+def asks_link(question: str) -> bool:
+    """Whether the question's words ask how two entities are linked ("is X connected to Y", "does X call
+    Y"), not what one depends on ("what does X call")."""
+    lowered = question.casefold()
+    return bool(dict(_ASK_WORDS)[PATH].search(lowered)) and not _WHAT_IT_CALLS.search(lowered)
+
+
 def _asks_apart(lowered: str, kind: str) -> bool:
     """Whether an ask next to a link question is its own ("... and who owns it?")."""
     return bool(re.search(r"\band (who|when|what|which)\b", lowered)) and kind in (OWNERSHIP, CHANGES)
@@ -139,14 +148,43 @@ def read_window(question: str, now: datetime | None = None) -> timedelta:
     return DEFAULT_WINDOW
 
 
+def bounded_window(question: str, window: timedelta) -> tuple[timedelta, str]:
+    """The window answers take (1 minute … 1 year) for `window`, and what to say when the question typed
+    one outside that range, or a reader gave one ("" when nothing was moved): never moved in silence."""
+    seconds = min(max(window.total_seconds(), _SHORTEST_SECONDS), _LONGEST_SECONDS)
+    bounded = timedelta(seconds=seconds)
+    typed = typed_window(question)
+    if typed is not None and not _SHORTEST_SECONDS <= typed[1] <= _LONGEST_SECONDS:
+        asked = f"'{typed[0]}'"
+    elif bounded != window:
+        asked = f"A window of {window.total_seconds():g} seconds"
+    else:
+        return bounded, ""
+    return (
+        bounded,
+        f"{asked} is outside the windows answers take, from 1 minute to 1 year (1m … 365d): {_used(bounded)}.",
+    )
+
+
+def _used(window: timedelta) -> str:
+    shortest = window.total_seconds() == _SHORTEST_SECONDS
+    return "answered for the last minute instead" if shortest else "answered for the last year (365 days) instead"
+
+
 def typed_window(question: str) -> tuple[str, float] | None:
     """(the words that give a window, its length in seconds, unbounded) when the question types one."""
     match = _WINDOW.search(question.casefold())
     if not match:
         return None
     amount_text = match.group(1) or match.group(3) or match.group(5)
-    unit = (match.group(2) or match.group(4) or match.group(6))[0]
-    return match.group(), _amount(amount_text) * {"m": 60, "h": 3600, "d": 86400, "w": 604800}[unit]
+    unit = match.group(2) or match.group(4) or match.group(6)
+    return match.group(), _amount(amount_text) * _unit_seconds(unit)
+
+
+def _unit_seconds(unit: str) -> int:
+    if unit.startswith("mo"):
+        return 30 * 86400
+    return {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 365 * 86400}[unit[0]]
 
 
 def _amount(text: str | None) -> float:

@@ -62,6 +62,7 @@ QUESTIONS = (
     "who owns billing?",
     "how are portal and redis connected?",
     "what depends on redis?",
+    "does portal break if redis goes down?",  # yes: through vault-proxy, hidden from an outsider
 )
 
 

@@ -82,6 +82,26 @@ def test_suspects_command_flags_the_recent_deploy_as_a_suspect(
     assert "r-7000" not in shown  # three days old: outside the window
 
 
+def test_slash_commands_take_the_command_lines_flags(bot_factory: Callable[..., Bot], fake_slack: FakeSlack) -> None:
+    bot = bot_factory()
+    asked = {
+        "f1": ("/suspects", "payments --since 30m"),  # r-8812 is 55 minutes old
+        "f2": ("/suspects", "payments --since=1h"),
+        "f3": ("/suspects", "payments since 4d --depth 1"),  # r-7000, three days old, on ledger
+        "f4": ("/suspects", "payments --since soon"),
+        "f5": ("/blast-radius", "redis --depth 1"),
+    }
+    for name, (command, text) in asked.items():
+        bot.command(command, text, fake_slack.response_url(name))
+    shown = {name: text_of(only_response(fake_slack, name)) for name in asked}
+    assert "no entity named" not in " ".join(shown.values())
+    assert "r-8812" not in shown["f1"] and "r-8812" in shown["f2"] and "r-7000" not in shown["f2"]
+    assert "r-8812" in shown["f3"] and "r-7000" in shown["f3"] and "up to 1 hop" in shown["f3"]
+    assert "/suspects: --since: expected a window such as 6h, 30m or 2d" in shown["f4"]
+    assert "Usage: /suspects NAME [--since 6h] [--depth 2]" in shown["f4"]
+    assert "token-cache" in shown["f5"] and "login-flow" not in shown["f5"]
+
+
 def test_unknown_name_gets_suggestions_as_buttons_that_rerun_the_command(
     bot_factory: Callable[..., Bot], fake_slack: FakeSlack
 ) -> None:

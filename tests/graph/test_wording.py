@@ -13,6 +13,7 @@ from graph.questions.wording import (
     OWNERSHIP,
     PATH,
     RISK,
+    bounded_window,
     read_kinds,
     read_window,
 )
@@ -72,3 +73,27 @@ def test_the_ranking_is_computed_once_per_graph_and_orders_by_what_breaks() -> N
     first = ranking(snap)
     assert ranking(snap) is first
     assert [(e.entity, e.breaks) for e in first.exposures] == [(c("db"), 3), (c("api"), 1), (c("cache"), 1)]
+
+
+@pytest.mark.parametrize(
+    ("question", "window", "note"),
+    [
+        ("what got deployed in the past 0 hours?", timedelta(minutes=1),
+         "'past 0 hours' is outside the windows answers take, from 1 minute to 1 year (1m … 365d): answered for"
+         " the last minute instead."),
+        ("any deploys in the last 30 seconds?", timedelta(minutes=1), "'in the last 30 seconds' is outside"),
+        ("what changed over the last 99999999999 weeks", timedelta(days=365),
+         "answered for the last year (365 days) instead."),
+        ("deploys in the last 2 years?", timedelta(days=365), "'in the last 2 years' is outside"),
+    ],
+)  # fmt: skip
+def test_a_window_outside_the_range_is_moved_and_said(question: str, window: timedelta, note: str) -> None:
+    read = read_window(question, NOW)
+    assert read == window
+    assert bounded_window(question, read)[0] == window and note in bounded_window(question, read)[1]
+
+
+def test_a_window_in_range_is_kept_and_a_readers_window_outside_it_is_said() -> None:
+    assert bounded_window("what changed in the last 2h", timedelta(hours=2)) == (timedelta(hours=2), "")
+    moved, said = bounded_window("what changed lately", timedelta(seconds=5))  # a model reader's 5 seconds
+    assert moved == timedelta(minutes=1) and said.startswith("A window of 5 seconds is outside the windows")

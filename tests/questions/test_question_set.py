@@ -25,7 +25,7 @@ from tests.questions.graphs import NOW, acme, named
 QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "questions" / "questions.yaml"
 ROWS: list[dict[str, Any]] = yaml.safe_load(QUESTIONS.read_text())
 MODEL_ASKS = {"dependencies": "dependencies", "changes": "changes", "ownership": "owners", "impact": "blast_radius",
-              "path": "path", "risk": "risk"}  # fmt: skip
+              "affected": "blast_radius", "path": "path", "risk": "risk"}  # fmt: skip
 # What the question's words ask, for a model reading a question whose names match nothing.
 ASKED_OF_MISSING = {"misspelling": ["ownership"], "missing-name": ["ownership"]}
 
@@ -55,7 +55,9 @@ def reader(fake: FakeAnthropic, tmp_path_factory: pytest.TempPathFactory) -> Mod
 
 def model_read(row: dict[str, Any]) -> dict[str, Any]:
     """The read_question input a model gives for the row's question."""
-    asks = [MODEL_ASKS[kind] for kind in row["asks"] or ASKED_OF_MISSING.get(row["kind"], [])]
+    asks = row.get("model_asks") or list(
+        dict.fromkeys(MODEL_ASKS[kind] for kind in row["asks"] or ASKED_OF_MISSING.get(row["kind"], []))
+    )
     read: dict[str, Any] = {"entities": row.get("names", row["entities"]), "intent": asks[0] if asks else "unknown"}
     if asks:
         read["asks"] = asks
@@ -97,6 +99,6 @@ def test_the_set_covers_every_kind_with_enough_questions() -> None:
     kinds = [row["kind"] for row in ROWS]
     assert len(ROWS) >= 150
     assert {"acme", "named"} == {row["graph"] for row in ROWS}
-    for kind in ("dependencies", "changes", "ownership", "impact", "path", "compound", "time", "everything",
-                 "nothing", "misspelling", "missing-name", "missing-link"):  # fmt: skip
+    for kind in ("dependencies", "changes", "ownership", "impact", "affected", "path", "compound", "time",
+                 "everything", "nothing", "misspelling", "missing-name", "second-name", "missing-link"):  # fmt: skip
         assert kinds.count(kind) >= 5, kind

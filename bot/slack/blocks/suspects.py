@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 from bot.model.ports import Phrasing
+from bot.query.bundle import SUSPECTS_DEPTH
 from bot.render.freshness import Freshness
 from bot.render.wording import format_age, plural, utc, window_span, window_token
 from bot.slack.blocks.blast import blast_lines, blast_summary
@@ -110,7 +111,14 @@ def _fallback(result: Suspects) -> str:
 
 
 def _share_value(result: Suspects) -> dict[str, object]:
-    return {"cmd": "suspects", "name": result.entity, "since": window_token(result.now - result.since)}
+    value: dict[str, object] = {
+        "cmd": "suspects",
+        "name": result.entity,
+        "since": window_token(result.now - result.since),
+    }
+    if result.max_depth != SUSPECTS_DEPTH:
+        value["depth"] = result.max_depth
+    return value
 
 
 def _summary_blocks(result: Suspects) -> list[Block]:

@@ -15,9 +15,10 @@ import pytest
 from slack_sdk.models.blocks import Block
 
 from bot.slack import commands, events, review_actions
+from bot.slack.arguments import BLAST, SUSPECTS
 from bot.slack.claims import Claims
 from bot.slack.deps import BotDeps
-from bot.slack.replies import BLAST, LOADING, SUSPECTS
+from bot.slack.replies import LOADING
 from bot.slack.retrying import Poster, RetryPolicy
 from bot.telemetry.metrics import Metrics
 from graph.freshness import StalePolicy, judge
