@@ -6,7 +6,6 @@ be had at all; `parse_catalog` is pure and turns every bad part into a `Problem`
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -17,6 +16,7 @@ from graph.facts import NOTE, AliasClaim, Assertion, Citation, Entity, Problem, 
 from graph.naming.refs import format_ref
 from graph.relations import CONSUMES_API, DEPENDS_ON, PROVIDES_API
 from sync.collector import collector_paused
+from sync.sources.catalog_checks import name_problems
 from sync.sources.catalog_fetch import (
     API_PATH,
     CatalogDocuments,
@@ -54,8 +54,6 @@ _QUIET_KINDS = frozenset({"location", "template"})
 _BACKSTAGE_KINDS = frozenset(KIND_FIELDS) | _QUIET_KINDS
 _API_RELATIONS = frozenset({PROVIDES_API, CONSUMES_API})
 _SPEC_TEXTS = ("type", "lifecycle")
-_NAME = re.compile(r"[a-zA-Z0-9]+(?:[-_.][a-zA-Z0-9]+)*")
-_NAMESPACE = re.compile(r"[a-zA-Z0-9]+(?:-[a-zA-Z0-9]+)*")
 # Required by Backstage's schemas; a missing one is reported, the entity is still used.
 _REQUIRED = {
     "component": ("type", "lifecycle"),
@@ -324,7 +322,8 @@ def _entity_document(
 ) -> _Document:
     where = citation.locator
     ref = format_ref(kind, namespace, name)
-    problems = _name_problems(where, name, namespace) + _shape_problems(where, kind, spec)
+    written = metadata.get("name"), metadata.get("namespace", "default")
+    problems = name_problems(where, *written) + _shape_problems(where, kind, spec)
     annotations = _annotations(where, metadata.get("annotations"), problems)
     texts = _texts(where, metadata, spec, problems)
     edges = parse_ref_edges(citation, kind, ref, namespace, spec, readings)
@@ -345,17 +344,6 @@ def _entity_document(
     )
     claims = tuple(AliasClaim(alias, ref, citation) for alias in _aliases(texts.get("title", ""), annotations))
     return _Document(entity, edges.assertions, claims, tuple(problems))
-
-
-def _name_problems(where: str, name: str, namespace: str) -> list[Problem]:
-    problems = []
-    if len(name) > 63 or not _NAME.fullmatch(name):
-        message = f"name {shown(name)} breaks Backstage's rule (1-63 letters/digits in runs joined by one -, _ or .)"
-        problems.append(Problem(where, message + "; used anyway", "metadata.name"))
-    if len(namespace) > 63 or not _NAMESPACE.fullmatch(namespace):
-        message = f"namespace {shown(namespace)} breaks Backstage's rule (letters/digits joined by single -)"
-        problems.append(Problem(where, message + "; used anyway", "metadata.namespace"))
-    return problems
 
 
 def _shape_problems(where: str, kind: str, spec: Mapping[str, object]) -> list[Problem]:

@@ -75,7 +75,9 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
         doc="Backstage descriptors: catalog-info.yaml files, folders (searched recursively) or a catalog API URL.",
         example="examples/acme/catalog",
         read="catalog:read_catalog_rows",
-        revision="+relations",  # catalog API responses and computed relations were not read before
+        # +relations: catalog API responses and computed relations were not read before; +rules: names,
+        # namespaces and fields are checked against Backstage's own rules.
+        revision="+relations+rules",
         parse_fetched="catalog:parse_catalog_api",
         fetch_url="catalog_fetch:catalog_api_url",
         token=Secret(

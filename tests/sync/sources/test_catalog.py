@@ -153,17 +153,31 @@ def test_group_with_empty_children_is_valid_but_missing_children_is_reported() -
     assert (problem.where, problem.field, problem.severity) == ("cat.yaml#2", "spec.children", "warning")
 
 
-@pytest.mark.parametrize("name", ["double__underscore", "trailing-", "x" * 64, "-leading", "a..b"])
+@pytest.mark.parametrize("name", ["trailing-", "x" * 64, "-leading", "_under", "bad name", "a/b"])
 def test_name_breaking_backstage_rules_is_reported_and_entity_kept(name: str) -> None:
     facts = parse(entity_doc("Resource", name, {"type": "database"}))
     assert [e.ref for e in facts.entities] == [f"resource:default/{name.lower()}"]
     (problem,) = facts.problems
-    assert problem.field == "metadata.name"
+    assert (problem.where, problem.field) == ("cat.yaml#1", "metadata.name")
+    assert "Backstage refuses this entity; used anyway" in problem.message
 
 
-@pytest.mark.parametrize("name", ["x" * 63, "a.b_c-d", "A1"])
+@pytest.mark.parametrize("name", ["x" * 63, "a.b_c-d", "A1", "dev--portal", "double__underscore", "a..b"])
 def test_name_following_backstage_rules_is_not_reported(name: str) -> None:
     assert parse(entity_doc("Resource", name, {"type": "database"})).problems == ()
+
+
+def test_upper_case_namespace_is_read_lower_cased_with_backstage_refusing_it() -> None:
+    facts = parse(entity_doc("Resource", "db", {"type": "database"}, namespace="Payments"))
+    assert [e.ref for e in facts.entities] == ["resource:payments/db"]
+    (problem,) = facts.problems
+    assert (problem.where, problem.field, problem.severity) == ("cat.yaml#1", "metadata.namespace", "warning")
+    assert problem.message.endswith("Backstage refuses this entity; read as 'payments'")
+
+
+@pytest.mark.parametrize("namespace", ["team--a", "default", "a1"])
+def test_namespace_following_backstage_rules_is_not_reported(namespace: str) -> None:
+    assert parse(entity_doc("Resource", "db", {"type": "database"}, namespace=namespace)).problems == ()
 
 
 def test_depends_on_target_that_does_not_exist_is_kept_for_the_dangling_report() -> None:
