@@ -16,7 +16,13 @@ from graph.facts import NOTE, AliasClaim, Assertion, Citation, Entity, Problem, 
 from graph.naming.refs import format_ref
 from graph.relations import CONSUMES_API, DEPENDS_ON, PROVIDES_API
 from sync.collector import collector_paused
-from sync.sources.catalog_checks import name_problems
+from sync.sources.catalog_checks import (
+    REFUSED,
+    envelope_problems,
+    metadata_problems,
+    name_problems,
+    spec_problems,
+)
 from sync.sources.catalog_fetch import (
     API_PATH,
     CatalogDocuments,
@@ -54,14 +60,6 @@ _QUIET_KINDS = frozenset({"location", "template"})
 _BACKSTAGE_KINDS = frozenset(KIND_FIELDS) | _QUIET_KINDS
 _API_RELATIONS = frozenset({PROVIDES_API, CONSUMES_API})
 _SPEC_TEXTS = ("type", "lifecycle")
-# Required by Backstage's schemas; a missing one is reported, the entity is still used.
-_REQUIRED = {
-    "component": ("type", "lifecycle"),
-    "resource": ("type",),
-    "api": ("type", "lifecycle"),
-    "group": ("type", "children"),
-    "user": ("memberOf",),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +77,7 @@ def read_catalog(source: str, location: str, *, timeout: float = 30.0, token: st
     `token` is a Backstage static access token, sent as `Authorization: Bearer` to a catalog URL only.
     """
     fetched = fetch_catalog_documents(location, timeout=timeout, headers=bearer_headers(token))
-    facts = parse_catalog(source, fetched.documents)
+    facts = parse_catalog(source, fetched.documents, from_api=fetched.from_api)
     return replace(facts, problems=fetched.problems + facts.problems)
 
 
@@ -108,30 +106,31 @@ def read_catalog_rows(
 def parse_catalog_api(source: str, name: str, body: str) -> SourceFacts:
     """Parse a fetched body: a JSON array of entities, or YAML when `name` ends in .yaml/.yml."""
     fetched = parse_catalog_body(name, body)
-    facts = parse_catalog(source, fetched.documents)
+    facts = parse_catalog(source, fetched.documents, from_api=fetched.from_api)
     return replace(facts, problems=fetched.problems + facts.problems)
 
 
-def parse_catalog(source: str, documents: Iterable[tuple[str, object]]) -> SourceFacts:
+def parse_catalog(source: str, documents: Iterable[tuple[str, object]], *, from_api: bool = False) -> SourceFacts:
     """Entities, edges and aliases of (locator, document) pairs; the first of two same refs wins.
 
     Adds one consumer -> provider `depends_on` per API (`via` the API), citing each side.
+    `from_api`: the documents are the catalog API's entities, not descriptor files.
     """
     # A million assertions at 100k entities: the cyclic collector's passes over them cost a third
     # of this (bench dense-100k: 15-17 s with it, 11-12 s without).
     with collector_paused():
-        return _parse_catalog(source, documents)
+        return _parse_catalog(source, documents, from_api)
 
 
-def _parse_catalog(source: str, documents: Iterable[tuple[str, object]]) -> SourceFacts:
+def _parse_catalog(source: str, documents: Iterable[tuple[str, object]], from_api: bool) -> SourceFacts:
     entities: dict[str, Entity] = {}
     assertions: list[Assertion] = []
     aliases: list[AliasClaim] = []
     problems: list[Problem] = []
     readings: RefReadings = {}
     stated: list[Assertion] = []
-    for locator, document in entity_documents(documents):
-        parsed = _parse_document(Citation(source, locator, origin=locator), document, readings)
+    for locator, document, served in entity_documents(documents):
+        parsed = _parse_document(Citation(source, locator, origin=locator), document, readings, from_api or served)
         problems.extend(parsed.problems)
         if parsed.entity is None:
             continue
@@ -178,8 +177,9 @@ def _file_rows(source: str, loaded: YamlDocuments) -> _FileRows:
     """Parse and encode each document of a file as `_parse_catalog` and `encode_rows` would."""
     writer = RowWriter()
     documents = []
-    for locator, document in entity_documents((f"{loaded.name}#{index}", doc) for index, doc in loaded.documents):
-        parsed = _parse_document(Citation(source, locator, origin=locator), document, _READINGS)
+    numbered = ((f"{loaded.name}#{index}", doc) for index, doc in loaded.documents)
+    for locator, document, served in entity_documents(numbered):
+        parsed = _parse_document(Citation(source, locator, origin=locator), document, _READINGS, served)
         if parsed.entity is None:
             documents.append(_DocumentRows(locator, "", parsed.problems, None, [], [], []))
             continue
@@ -242,7 +242,9 @@ def _api_edges(assertions: Sequence[Assertion]) -> list[Assertion]:
     return edges
 
 
-def _parse_document(citation: Citation, document: object, readings: RefReadings) -> _Document:
+def _parse_document(citation: Citation, document: object, readings: RefReadings, from_api: bool = False) -> _Document:
+    """One document: its entity, edges, aliases and problems. `from_api`: an entity the catalog API
+    served (a saved response, or a URL's), which carries Backstage's `relations` and `status`."""
     where = citation.locator
     not_descriptor = _not_descriptor(where, document)
     if not_descriptor is not None:
@@ -263,10 +265,13 @@ def _parse_document(citation: Citation, document: object, readings: RefReadings)
     if not isinstance(namespace, str) or not namespace.strip():
         message = f"namespace {shown(namespace)} is not a name: skipped"
         return _Document(problems=(Problem(where, message, "metadata.namespace", "error"),))
-    spec = document.get("spec") or {}
-    bad_spec: tuple[Problem, ...] = ()
-    if not _is_mapping(spec):
-        bad_spec = (Problem(where, f"expected a mapping, got {_type(spec)}: its fields are ignored", "spec"),)
+    spec = document.get("spec")
+    checks = envelope_problems(where, document, kind.lower(), from_api=from_api)
+    if _is_mapping(spec):
+        checks += spec_problems(where, kind.lower(), spec)
+    else:
+        got = "missing" if "spec" not in document else f"expected a mapping, got {_type(spec)}"
+        checks.append(Problem(where, f"{got}: {REFUSED}; read without one", "spec"))
         spec = {}
     namespace = namespace.strip().lower()
     parsed = _entity_document(citation, kind.lower(), name.strip(), namespace, metadata, spec, readings)
@@ -276,7 +281,7 @@ def _parse_document(citation: Citation, document: object, readings: RefReadings)
         found = stated_relations(citation, ref, stated)
         parsed = replace(parsed, stated=found.assertions, problems=parsed.problems + found.problems)
     # Copied only when there is something to add: copying every document cost 0.7 s per 100k.
-    return replace(parsed, problems=bad_spec + parsed.problems) if bad_spec else parsed
+    return replace(parsed, problems=(*checks, *parsed.problems)) if checks else parsed
 
 
 def _not_descriptor(where: str, document: object) -> Problem | None:
@@ -323,9 +328,11 @@ def _entity_document(
     where = citation.locator
     ref = format_ref(kind, namespace, name)
     written = metadata.get("name"), metadata.get("namespace", "default")
-    problems = name_problems(where, *written) + _shape_problems(where, kind, spec)
+    problems = (
+        name_problems(where, *written) + metadata_problems(where, metadata) + unread_ref_fields(where, kind, spec)
+    )
     annotations = _annotations(where, metadata.get("annotations"), problems)
-    texts = _texts(where, metadata, spec, problems)
+    texts = _texts(metadata, spec)
     edges = parse_ref_edges(citation, kind, ref, namespace, spec, readings)
     problems.extend(edges.problems)
     entity = Entity(
@@ -346,25 +353,14 @@ def _entity_document(
     return _Document(entity, edges.assertions, claims, tuple(problems))
 
 
-def _shape_problems(where: str, kind: str, spec: Mapping[str, object]) -> list[Problem]:
-    problems = []
-    for field in _REQUIRED.get(kind, ()):
-        if field not in spec:
-            problems.append(Problem(where, f"required for a {kind}; missing", f"spec.{field}"))
-    return problems + unread_ref_fields(where, kind, spec)
-
-
-def _texts(
-    where: str, metadata: Mapping[str, object], spec: Mapping[str, object], problems: list[Problem]
-) -> dict[str, str]:
+def _texts(metadata: Mapping[str, object], spec: Mapping[str, object]) -> dict[str, str]:
+    """The text fields read; one that is no text is left out (`catalog_checks` says so)."""
     texts: dict[str, str] = {}
-    for prefix, block, keys in (("metadata", metadata, ("title", "description")), ("spec", spec, _SPEC_TEXTS)):
+    for block, keys in ((metadata, ("title", "description")), (spec, _SPEC_TEXTS)):
         for key in keys:
             value = block.get(key)
             if isinstance(value, str):
                 texts[key] = value.strip()
-            elif value is not None:
-                problems.append(Problem(where, f"expected text, got {_type(value)}: ignored", f"{prefix}.{key}"))
     return texts
 
 
@@ -379,7 +375,7 @@ def _annotations(where: str, value: object, problems: list[Problem]) -> Mapping[
         if isinstance(key, str) and isinstance(text, str):
             annotations[key] = text
         else:
-            message = f"annotation values must be text, got {_type(text)}: ignored"
+            message = f"annotation values must be text, got {_type(text)}: {REFUSED}; ignored"
             problems.append(Problem(where, message, f"metadata.annotations.{key}"))
     return annotations
 

@@ -33,6 +33,7 @@ class CatalogDocuments:
 
     documents: tuple[tuple[str, object], ...] = ()
     problems: tuple[Problem, ...] = ()
+    from_api: bool = False  # the catalog API's entities (a URL's JSON), not descriptor files
 
 
 def bearer_headers(token: str) -> dict[str, str]:
@@ -135,7 +136,8 @@ def parse_catalog_body(name: str, body: str) -> CatalogDocuments:
     if not isinstance(entities, list):
         message = f"the catalog API answered with a JSON {type(entities).__name__}, not an array of entities"
         return CatalogDocuments(problems=(Problem(name, message, "", "error"),))
-    return CatalogDocuments(tuple((_api_locator(index, entity), entity) for index, entity in enumerate(entities)))
+    documents = tuple((_api_locator(index, entity), entity) for index, entity in enumerate(entities))
+    return CatalogDocuments(documents, from_api=True)
 
 
 def entity_list(document: object) -> list[object] | None:
@@ -150,22 +152,23 @@ def entity_list(document: object) -> list[object] | None:
     return None
 
 
-def entity_documents(documents: Iterable[tuple[str, object]]) -> Iterator[tuple[str, object]]:
-    """(locator, document) pairs with each catalog API response in a file replaced by its entities.
+def entity_documents(documents: Iterable[tuple[str, object]]) -> Iterator[tuple[str, object, bool]]:
+    """(locator, document, from the API) with each catalog API response in a file replaced by its entities.
 
     A file's response is cited as the API's would be (the entity's managed-by location, when it
     says one), else as `entities.json#component:default/name`: files and URLs read the same bytes
-    the same way.
+    the same way. Every document of a `.json` file is taken as the API's (a saved response: one
+    entity, as `/entities/by-name/...` answers, or many).
     """
     for locator, document in documents:
         entities = entity_list(document)
         if entities is None:
-            yield locator, document
+            yield locator, document, locator.rsplit("#", 1)[0].lower().endswith(".json")
             continue
         file = locator.rsplit("#", 1)[0]
         for index, entity in enumerate(entities):
             cited = _api_locator(index, entity)
-            yield (cited if "#" in cited else f"{file}#{cited}"), entity
+            yield (cited if "#" in cited else f"{file}#{cited}"), entity, True
 
 
 def _api_locator(index: int, entity: object) -> str:

@@ -149,6 +149,7 @@ def test_a_yaml_error_names_where_the_construct_began_and_where_the_parser_gave_
     (tmp_path / "broken.yaml").write_text(text)
     (tmp_path / "good.yaml").write_text(
         "apiVersion: backstage.io/v1alpha1\nkind: Resource\nmetadata:\n  name: cart-db\nspec:\n  type: database\n"
+        "  owner: team-a\n"
     )
 
     facts = read_catalog("catalog", str(tmp_path))
