@@ -7,7 +7,7 @@ be had at all; `parse_catalog` is pure and turns every bad part into a `Problem`
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, NamedTuple, TypeGuard
@@ -37,6 +37,7 @@ from sync.sources.catalog_fetch import (
 from sync.sources.catalog_refs import KIND_FIELDS, RefReadings, parse_ref_edges, unread_ref_fields
 from sync.sources.catalog_relations import stated_relations, unstated_by_spec
 from sync.sources.reading.shown import shown
+from sync.sources.reading.textfiles import display_name
 from sync.sources.reading.yaml_documents import NO_DOCUMENTS, PARALLEL_MIN_BYTES, YamlDocuments, map_yaml_files
 from sync.store.fact_codec import ALIAS, ASSERTION, ENTITY, PROBLEM, EncodedFacts, Row, RowWriter
 
@@ -54,6 +55,10 @@ __all__ = [
 ]
 
 ALIASES_ANNOTATION = "oncall-graph/aliases"
+NO_ENTITY = (
+    "no entity read: no document here is a Backstage descriptor of a kind read "
+    "(Component, API, Resource, System, Domain, Group, User)"
+)
 PAGERDUTY_ANNOTATION = "pagerduty.com/service-id"
 # Backstage kinds we do not read and that every real catalog holds: not worth a warning.
 _QUIET_KINDS = frozenset({"location", "template"})
@@ -78,7 +83,8 @@ def read_catalog(source: str, location: str, *, timeout: float = 30.0, token: st
     """
     fetched = fetch_catalog_documents(location, timeout=timeout, headers=bearer_headers(token))
     facts = parse_catalog(source, fetched.documents, from_api=fetched.from_api)
-    return replace(facts, problems=fetched.problems + facts.problems)
+    problems = fetched.problems + facts.problems
+    return replace(facts, problems=_without_entities(location, facts.entities, problems) + problems)
 
 
 def read_catalog_rows(
@@ -98,7 +104,7 @@ def read_catalog_rows(
     try:
         with collector_paused():
             loaded = map_yaml_files(files, partial(_file_rows, source), parallel_min_bytes=parallel_min_bytes)
-            return _merged_rows(source, loaded, refused)
+            return _merged_rows(source, loaded, refused, location)
     finally:
         _READINGS.clear()  # read in this process (a small catalog): nothing kept for later
 
@@ -107,7 +113,8 @@ def parse_catalog_api(source: str, name: str, body: str) -> SourceFacts:
     """Parse a fetched body: a JSON array of entities, or YAML when `name` ends in .yaml/.yml."""
     fetched = parse_catalog_body(name, body)
     facts = parse_catalog(source, fetched.documents, from_api=fetched.from_api)
-    return replace(facts, problems=fetched.problems + facts.problems)
+    problems = fetched.problems + facts.problems
+    return replace(facts, problems=_without_entities(name, facts.entities, problems) + problems)
 
 
 def parse_catalog(source: str, documents: Iterable[tuple[str, object]], *, from_api: bool = False) -> SourceFacts:
@@ -194,10 +201,12 @@ def _file_rows(source: str, loaded: YamlDocuments) -> _FileRows:
     return _FileRows(loaded.problems, documents)
 
 
-def _merged_rows(source: str, files: Sequence[_FileRows], refused: Sequence[Problem] = ()) -> EncodedFacts:
+def _merged_rows(
+    source: str, files: Sequence[_FileRows], refused: Sequence[Problem] = (), location: str = ""
+) -> EncodedFacts:
     """What `_parse_catalog` does across documents (first of two same refs wins, API edges), on rows.
 
-    `refused` are the walk's problems (symlinks not followed).
+    `refused` are the walk's problems (symlinks not followed); `location` names a read without entities.
     """
     problems = [*refused, *(problem for file in files for problem in file.problems)]
     first_at: dict[str, str] = {}
@@ -220,10 +229,20 @@ def _merged_rows(source: str, files: Sequence[_FileRows], refused: Sequence[Prob
         if document.api_links:
             cited = Citation(source, document.locator, origin=document.locator)
             links.extend(Assertion(src, rel, dst, cited) for src, rel, dst in document.api_links)
+    problems[:0] = _without_entities(location, entities, problems)
     writer = RowWriter()
     assertions.extend(writer.rows(ASSERTION, _api_edges(links)))
     rows = entities + assertions + aliases + writer.rows(PROBLEM, problems)
     return EncodedFacts(source, rows, len(entities) + len(assertions) + len(aliases), tuple(problems))
+
+
+def _without_entities(location: str, entities: Sized, problems: Iterable[Problem]) -> tuple[Problem, ...]:
+    """An error for a read that yields no entity (a source of mkdocs.yml, Helm values and Templates,
+    an API answering `[]`), unless an error already says why: the source then fails, its last good
+    facts kept, rather than apply as empty."""
+    if len(entities) or any(p.severity == "error" for p in problems):
+        return ()
+    return (Problem(display_name(location), NO_ENTITY, "", "error"),)
 
 
 def _api_edges(assertions: Sequence[Assertion]) -> list[Assertion]:

@@ -52,3 +52,15 @@ def test_a_component_without_an_owner_is_listed_with_its_file_and_document(tmp_p
     # said once in lint; at sync, where the reader found it, as Backstage's refusal
     assert not [p for p in data["input_problems"] if "spec.owner" in p]
     assert "cat/services.yaml#2: spec.owner: required for a Component; missing: Backstage refuses" in done.stderr
+
+
+def test_a_catalog_of_no_descriptor_fails_lint_with_exit_2_naming_it(tmp_path: Path) -> None:
+    good = catalog(tmp_path / "cat", **{"team.yaml": TEAM})
+    docs = catalog(tmp_path / "docs", **{"mkdocs.yml": "site_name: x\n", "values.yaml": "replicaCount: 2\n"})
+
+    code, data = run_json(*MEMORY, "--catalog", str(good), "--catalog", str(docs), "lint")
+
+    assert code == 2
+    [failed] = data["failed_sources"]
+    assert failed["name"] == f"catalog:{docs}"
+    assert f"{docs}: no entity read: no document here is a Backstage descriptor" in failed["error"]

@@ -115,11 +115,15 @@ def test_a_document_that_claims_to_be_a_descriptor_and_is_broken_stays_an_error(
     ]
 
 
-def test_a_yaml_body_behind_a_url_skips_non_descriptors_too() -> None:
+def test_a_yaml_body_behind_a_url_skips_non_descriptors_too_and_yields_no_entity() -> None:
     facts = parse_catalog_api("catalog", "https://git.example/raw/mkdocs.yml", "site_name: x\n")
 
     assert facts.entities == ()
-    assert [p.severity for p in facts.problems] == ["note"]
+    # the document skipped, and the source, of no entity, an error naming it
+    assert [(p.where, p.severity) for p in facts.problems] == [
+        ("https://git.example/raw/mkdocs.yml", "error"),
+        ("https://git.example/raw/mkdocs.yml#1", "note"),
+    ]
 
 
 @pytest.mark.parametrize(
