@@ -60,8 +60,11 @@ NO_ENTITY = (
     "(Component, API, Resource, System, Domain, Group, User)"
 )
 PAGERDUTY_ANNOTATION = "pagerduty.com/service-id"
-# Backstage kinds we do not read and that every real catalog holds: not worth a warning.
-_QUIET_KINDS = frozenset({"location", "template"})
+# Backstage kinds that make no entity here and that every real catalog holds: not worth a warning.
+# A Location's targets are followed where the files are read (`catalog_locations`); a Template is
+# the scaffolder's.
+_LOCATION = "location"
+_QUIET_KINDS = frozenset({_LOCATION, "template"})
 _BACKSTAGE_KINDS = frozenset(KIND_FIELDS) | _QUIET_KINDS
 _API_RELATIONS = frozenset({PROVIDES_API, CONSUMES_API})
 _SPEC_TEXTS = ("type", "lifecycle")
@@ -292,6 +295,9 @@ def _parse_document(citation: Citation, document: object, readings: RefReadings,
         got = "missing" if "spec" not in document else f"expected a mapping, got {_type(spec)}"
         checks.append(Problem(where, f"{got}: {REFUSED}; read without one", "spec"))
         spec = {}
+    if kind.lower() == _LOCATION:  # no entity: checked as Backstage would, its targets read elsewhere
+        written = name_problems(where, name, metadata.get("namespace", "default")) + metadata_problems(where, metadata)
+        return _Document(problems=(*checks, *written))
     namespace = namespace.strip().lower()
     parsed = _entity_document(citation, kind.lower(), name.strip(), namespace, metadata, spec, readings)
     stated = document.get("relations")
@@ -328,9 +334,9 @@ def _refusal(where: str, kind: str, api_version: object) -> tuple[Problem, ...] 
     if not isinstance(api_version, str) or not api_version.startswith("backstage.io/"):
         message = f"apiVersion {shown(api_version)} does not start with backstage.io/: skipped"
         return (Problem(where, message, "apiVersion", "error"),)
-    if kind in _QUIET_KINDS:
+    if kind in _QUIET_KINDS and kind != _LOCATION:
         return ()
-    if kind not in KIND_FIELDS:
+    if kind not in KIND_FIELDS and kind != _LOCATION:
         return (Problem(where, f"kind {shown(kind)} is not read: skipped", "kind"),)
     return None
 

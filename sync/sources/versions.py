@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,10 +26,14 @@ def local_version(location: str) -> str:
     path = Path(location)
     if not path.exists():
         raise FetchError(f"cannot read {location}: no such file or folder")
-    digest = hashlib.blake2b(digest_size=20)
     # The same walk the readers make: symlinks inside the folder followed once, loops and links out not.
     walked = [] if path.is_file() else walk_folder(path, _not_hidden, _hidden_name, str).files
-    files = [(path.name, path)] if path.is_file() else sorted(walked)
+    return files_version([(path.name, path)] if path.is_file() else sorted(walked))
+
+
+def files_version(files: Sequence[tuple[str, Path]]) -> str:
+    """`sha:<hex>` over (name, path) files, names and contents, in the order given."""
+    digest = hashlib.blake2b(digest_size=20)
     for name, file in files:
         digest.update(name.encode() + b"\0")
         with file.open("rb") as handle:

@@ -64,3 +64,25 @@ def test_a_catalog_of_no_descriptor_fails_lint_with_exit_2_naming_it(tmp_path: P
     [failed] = data["failed_sources"]
     assert failed["name"] == f"catalog:{docs}"
     assert f"{docs}: no entity read: no document here is a Backstage descriptor" in failed["error"]
+
+
+def test_lint_says_what_a_location_did_not_read_and_sync_reads_what_it_names(tmp_path: Path) -> None:
+    root = catalog(
+        tmp_path / "repo",
+        **{
+            "all.yaml": (
+                "apiVersion: backstage.io/v1alpha1\nkind: Location\nmetadata: {name: all}\n"
+                "spec:\n  targets: [./services/*.yaml, 'https://github.com/org/repo/blob/main/catalog-info.yaml']\n"
+            ),
+            "services__team.yaml": TEAM,
+        },
+    )
+
+    code, data = run_json(*MEMORY, "--catalog", str(root / "all.yaml"), "lint")
+
+    assert code == 0
+    [said] = data["input_problems"]
+    assert said.startswith(f"warning: {root}/all.yaml#1: spec.targets[1]: 'https://github.com/")
+    assert said.endswith("a URL: not fetched (give it as a --catalog source of its own to read it)")
+    done = run(*MEMORY, "--catalog", str(root / "all.yaml"), "resolve", "payments-team")
+    assert done.returncode == 0 and "group:default/payments-team" in done.stdout
