@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from graph.build import build_snapshot
-from graph.facts import SourceFacts
+from graph.facts import Problem, SourceFacts
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.collector import collector_paused
 from sync.deltas import DELTA, REBUILD, Delta, Update, deploy_delta
@@ -31,6 +31,7 @@ Clock = Callable[[], datetime]
 APPLIED, UNCHANGED, FAILED, HELD = "applied", "unchanged", "failed", "held"
 DEFAULT_MAX_DROP = 0.5
 FIRST_PROBLEMS = 3  # what a failed source's recorded error shows (lint lists it)
+LOGGED_PROBLEMS = 200  # new problems of one applied read written to the log; the rest counted
 DEFAULT_ACCESS = SourceAccess()
 
 
@@ -161,6 +162,7 @@ def _sync_source(
         shown = "; ".join(str(p) for p in wrong[:FIRST_PROBLEMS])
         more = f" (and {len(wrong) - FIRST_PROBLEMS} more)" if len(wrong) > FIRST_PROBLEMS else ""
         error = f"no usable facts; first problems: {shown}{more}"
+        log.warning("source %s failed; keeping its last good facts: %s", spec.name, error, extra={"source": spec.name})
         store.record_failure(spec.name, at=clock(), error=error)
         return SourceOutcome(spec.name, FAILED, error=error, problems=len(facts.problems))
     if _drops_too_much(before, count, max_drop):
@@ -171,6 +173,7 @@ def _sync_source(
     if kept.error:
         return _apply_keeping_files(spec, store, facts, clock, kept.error)
     applied = store.apply(spec.name, facts, at=clock(), version=version)
+    log_new_problems(spec.name, applied.new_problems)
     return SourceOutcome(spec.name, APPLIED, "", applied.items, applied.added, applied.retired, len(facts.problems))
 
 
@@ -182,11 +185,25 @@ def _apply_keeping_files(
     No content version is stored, so the next sync reads it again rather than calling it unchanged.
     """
     applied = store.apply(spec.name, facts, at=clock(), version="")
+    log_new_problems(spec.name, applied.new_problems)
     log.warning("source %s: %s", spec.name, error, extra={"source": spec.name})
     store.record_failure(spec.name, at=clock(), error=error)
     return SourceOutcome(
         spec.name, FAILED, error, applied.items, applied.added, applied.retired, len(facts.problems)
     )  # fmt: skip
+
+
+def log_new_problems(name: str, problems: Sequence[Problem]) -> None:
+    """One warning per problem a source's applied read holds that the one before did not: a skipped
+    symlink, a name Backstage refuses, a file that did not read is in the server's log once, when it
+    appears, never again at every tick. Notes (YAML that is no descriptor) are only counted, by lint."""
+    wrong = [p for p in problems if not p.note]
+    for problem in wrong[:LOGGED_PROBLEMS]:
+        log.warning("source %s: %s", name, problem, extra={"source": name})
+    if len(wrong) > LOGGED_PROBLEMS:
+        more = len(wrong) - LOGGED_PROBLEMS
+        log.warning("source %s: and %d more new problems (oncall-graph lint lists them all)", name, more,
+                    extra={"source": name})  # fmt: skip
 
 
 def fact_count(facts: SourceFacts | EncodedFacts) -> int:

@@ -108,10 +108,11 @@ def catalog_walk(location: str) -> tuple[list[tuple[Path, str]], tuple[Problem, 
 
 def catalog_version(location: str) -> str:
     """The content version of a local catalog: the files the walk finds and those its Locations name
-    (a catalog file whose Location names `./components/*.yaml` changes when one of those does)."""
+    (a catalog file whose Location names `./components/*.yaml` changes when one of those does), and
+    what the walk and the Locations did not read."""
     try:
-        files, _ = catalog_walk(location)
-        return files_version([(name, path) for path, name in files])
+        files, refused = catalog_walk(location)
+        return files_version([(name, path) for path, name in files], refused)
     except OSError as exc:
         raise FetchError(f"cannot read {location}: {exc.strerror or exc}") from exc
 

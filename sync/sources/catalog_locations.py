@@ -133,7 +133,7 @@ def _followed(target: _Target, base: Path, top: Path, problems: list[Problem]) -
     for candidate in candidates:
         real = candidate.resolve()
         if not real.is_relative_to(top):
-            said(f"{real} is outside the catalog root {top}: not read")
+            said(f"outside the catalog root {top}: not read")
         elif candidate.is_dir():
             if not _GLOB.search(target.text):
                 said("a folder, not a file: not read (name its files, or a glob such as dir/*.yaml)")
