@@ -193,68 +193,70 @@ def _text(problems: list[Problem], where: str, field: str, value: object, *, typ
 
 
 def _text_list(problems: list[Problem], where: str, field: str, value: object) -> None:
-    if not isinstance(value, list):
-        problems.append(Problem(where, f"expected a list of text, got {_type(value)}: {REFUSED}", field))
-        return
-    for index, item in enumerate(value):
-        if not (isinstance(item, str) and item) and not is_placeholder(item):
-            problems.append(
-                Problem(where, f"expected non-empty text, got {shown(item)}: {REFUSED}", f"{field}[{index}]")
-            )
+    if _said_unless_list(value, problems, where, field):
+        for index, item in enumerate(value):
+            if not (isinstance(item, str) and item) and not is_placeholder(item):
+                _refuse(problems, where, f"{field}[{index}]", f"expected non-empty text, got {shown(item)}")
 
 
 def _labels(problems: list[Problem], where: str, labels: object) -> None:
-    if not _is_mapping(labels):
-        problems.append(Problem(where, f"expected a mapping, got {_type(labels)}: {REFUSED}", "metadata.labels"))
-        return
-    for key, value in labels.items():
-        field = f"metadata.labels.{key}"
-        if not _valid(is_valid_label_key, key):
-            problems.append(
-                Problem(where, f"label key {shown(key)} breaks Backstage's rule ({_KEY_RULE}): {REFUSED}", field)
-            )
-        if not _valid(is_valid_label_value, value):
-            message = f"label value {shown(value)} breaks Backstage's rule ({_LABEL_VALUE_RULE}): {REFUSED}"
-            problems.append(Problem(where, message, field))
+    if _said_unless_mapping(labels, problems, where, "metadata.labels"):
+        for key, value in labels.items():
+            field = f"metadata.labels.{key}"
+            if not _valid(is_valid_label_key, key):
+                _refuse(problems, where, field, f"label key {shown(key)} breaks Backstage's rule ({_KEY_RULE})")
+            if not _valid(is_valid_label_value, value):
+                rule = _LABEL_VALUE_RULE
+                _refuse(problems, where, field, f"label value {shown(value)} breaks Backstage's rule ({rule})")
 
 
 def _tags(problems: list[Problem], where: str, tags: object) -> None:
-    if not isinstance(tags, list):
-        problems.append(Problem(where, f"expected a list, got {_type(tags)}: {REFUSED}", "metadata.tags"))
-        return
-    for index, tag in enumerate(tags):
-        if not _valid(is_valid_tag, tag):
-            message = f"tag {shown(tag)} breaks Backstage's rule ({_TAG_RULE}): {REFUSED}"
-            problems.append(Problem(where, message, f"metadata.tags[{index}]"))
+    if _said_unless_list(tags, problems, where, "metadata.tags"):
+        for index, tag in enumerate(tags):
+            if not _valid(is_valid_tag, tag):
+                said = f"tag {shown(tag)} breaks Backstage's rule ({_TAG_RULE})"
+                _refuse(problems, where, f"metadata.tags[{index}]", said)
 
 
 def _links(problems: list[Problem], where: str, links: object) -> None:
-    if not isinstance(links, list):
-        problems.append(Problem(where, f"expected a list, got {_type(links)}: {REFUSED}", "metadata.links"))
+    if not _said_unless_list(links, problems, where, "metadata.links"):
         return
     for index, link in enumerate(links):
         at = f"metadata.links[{index}]"
-        if not _is_mapping(link):
-            problems.append(Problem(where, f"expected a mapping with a url, got {_type(link)}: {REFUSED}", at))
+        if not _said_unless_mapping(link, problems, where, at):
             continue
         if not is_valid_url(link.get("url")):
-            problems.append(
-                Problem(where, f"url {shown(link.get('url'))} is not an absolute URL: {REFUSED}", f"{at}.url")
-            )
+            _refuse(problems, where, f"{at}.url", f"url {shown(link.get('url'))} is not an absolute URL")
         for key in ("title", "icon", "type"):
             if key in link and not is_non_empty_text(link[key]):
-                problems.append(
-                    Problem(where, f"expected non-empty text, got {shown(link[key])}: {REFUSED}", f"{at}.{key}")
-                )
+                _refuse(problems, where, f"{at}.{key}", f"expected non-empty text, got {shown(link[key])}")
 
 
 def _profile(problems: list[Problem], where: str, profile: object) -> None:
-    if not _is_mapping(profile):
-        problems.append(Problem(where, f"expected a mapping, got {_type(profile)}: {REFUSED}", "spec.profile"))
-        return
-    for key in _PROFILE_TEXTS:
-        if key in profile:
-            _text(problems, where, f"spec.profile.{key}", profile[key], typed=True, required_text=True)
+    if _said_unless_mapping(profile, problems, where, "spec.profile"):
+        for key in _PROFILE_TEXTS:
+            if key in profile:
+                _text(problems, where, f"spec.profile.{key}", profile[key], typed=True, required_text=True)
+
+
+def _said_unless_list(value: object, problems: list[Problem], where: str, field: str) -> TypeGuard[list[Any]]:
+    if isinstance(value, list):
+        return True
+    _refuse(problems, where, field, f"expected a list, got {_type(value)}")
+    return False
+
+
+def _said_unless_mapping(
+    value: object, problems: list[Problem], where: str, field: str
+) -> TypeGuard[Mapping[Any, Any]]:
+    if _is_mapping(value):
+        return True
+    _refuse(problems, where, field, f"expected a mapping, got {_type(value)}")
+    return False
+
+
+def _refuse(problems: list[Problem], where: str, field: str, said: str) -> None:
+    problems.append(Problem(where, f"{said}: {REFUSED}", field))
 
 
 # Keys, label values and tags repeat across a catalog's entities: each checked once per process.
