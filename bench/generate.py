@@ -27,7 +27,8 @@ from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "out"
 # Bump when the shape of what is written changes, so cached catalogs are regenerated.
-GENERATOR_VERSION = 1
+# 2: APIs carry the `spec.definition` Backstage requires.
+GENERATOR_VERSION = 2
 API_VERSION = "backstage.io/v1alpha1"
 
 
@@ -345,6 +346,8 @@ def _lines(spec: _Spec) -> Iterator[str]:
     scalars = {"type": spec.type, "owner": spec.owner, "system": spec.system, "parent": spec.parent}
     if spec.kind in ("Component", "API"):
         scalars["lifecycle"] = "production"
+    if spec.kind == "API":
+        scalars["definition"] = '"openapi: 3.0.0"'
     yield from (f"  {key}: {value}\n" for key, value in scalars.items() if value)
     if spec.kind == "Group":
         yield from _block("  ", "children", spec.children, empty=True)

@@ -108,10 +108,11 @@ def _by_file(rows: Iterable[Row]) -> Mapping[str, list[Row]]:
 
 
 def _exists(location: str, file: str) -> bool:
-    """Whether a file named in locators is still there: relative to a folder's parent, or the file itself."""
+    """Whether a file named in locators is still there: relative to a folder's parent; for a file
+    source, the file itself or one its Locations name, named as the source is (`examples/a.yaml`)."""
     root = Path(location)
     if not root.is_dir():
-        return root.exists()
+        return Path(file).exists()
     return (root.resolve().parent / file).exists()
 
 

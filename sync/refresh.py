@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from graph.build import build_snapshot
-from graph.facts import SourceFacts
+from graph.facts import Problem, SourceFacts
 from graph.observed import is_trace_source
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.collector import collector_paused
@@ -32,6 +32,7 @@ Clock = Callable[[], datetime]
 APPLIED, UNCHANGED, FAILED, HELD = "applied", "unchanged", "failed", "held"
 DEFAULT_MAX_DROP = 0.5
 FIRST_PROBLEMS = 3  # what a failed source's recorded error shows (lint lists it)
+LOGGED_PROBLEMS = 200  # new problems of one applied read written to the log; the rest counted
 DEFAULT_ACCESS = SourceAccess()
 
 
@@ -163,6 +164,7 @@ def _sync_source(
         shown = "; ".join(str(p) for p in wrong[:FIRST_PROBLEMS])
         more = f" (and {len(wrong) - FIRST_PROBLEMS} more)" if len(wrong) > FIRST_PROBLEMS else ""
         error = f"no usable facts; first problems: {shown}{more}"
+        log.warning("source %s failed; keeping its last good facts: %s", spec.name, error, extra={"source": spec.name})
         store.record_failure(spec.name, at=clock(), error=error)
         return SourceOutcome(spec.name, FAILED, error=error, problems=len(facts.problems))
     if _drops_too_much(before, count, max_drop):
@@ -174,6 +176,7 @@ def _sync_source(
         return _apply_keeping_files(spec, store, facts, clock, kept.error)
     applied = store.apply(spec.name, facts, at=clock(), version=version)
     _store_calls(spec, store, facts)
+    log_new_problems(spec.name, applied.new_problems)
     return SourceOutcome(spec.name, APPLIED, "", applied.items, applied.added, applied.retired, len(facts.problems))
 
 
@@ -186,6 +189,7 @@ def _apply_keeping_files(
     """
     applied = store.apply(spec.name, facts, at=clock(), version="")
     _store_calls(spec, store, facts)
+    log_new_problems(spec.name, applied.new_problems)
     log.warning("source %s: %s", spec.name, error, extra={"source": spec.name})
     store.record_failure(spec.name, at=clock(), error=error)
     return SourceOutcome(
@@ -198,6 +202,19 @@ def _store_calls(spec: SourceSpec, store: Store, facts: SourceFacts | EncodedFac
     did not change (the snapshot then takes them without a rebuild)."""
     if is_trace_source(spec.name) and isinstance(facts, SourceFacts):
         store.replace_calls(spec.name, facts.calls)
+
+
+def log_new_problems(name: str, problems: Sequence[Problem]) -> None:
+    """One warning per problem a source's applied read holds that the one before did not: a skipped
+    symlink, a name Backstage refuses, a file that did not read is in the server's log once, when it
+    appears, never again at every tick. Notes (YAML that is no descriptor) are only counted, by lint."""
+    wrong = [p for p in problems if not p.note]
+    for problem in wrong[:LOGGED_PROBLEMS]:
+        log.warning("source %s: %s", name, problem, extra={"source": name})
+    if len(wrong) > LOGGED_PROBLEMS:
+        more = len(wrong) - LOGGED_PROBLEMS
+        log.warning("source %s: and %d more new problems (oncall-graph lint lists them all)", name, more,
+                    extra={"source": name})  # fmt: skip
 
 
 def fact_count(facts: SourceFacts | EncodedFacts) -> int:

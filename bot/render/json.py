@@ -218,7 +218,7 @@ def lint_json(report: LintReport) -> Json:
         "kindless_refs": [str(p) for p in report.kindless],
         "unknown_owners": [str(p) for p in report.unknown_owners],
         "alias_collisions": [{"key": c.key, "tier": c.tier, "entities": list(c.refs)} for c in report.alias_collisions],
-        "without_owner": list(report.without_owner),
+        "without_owner": [str(p) for p in report.without_owner],
         "unresolved_deploys": [str(p) for p in report.unresolved_deploys],
         "input_problems": [str(p) for p in report.input_problems],
         "not_descriptors": [p.where for p in report.not_descriptors],

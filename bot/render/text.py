@@ -267,7 +267,7 @@ def render_lint(report: LintReport) -> list[Text]:
         ("kindless refs", [str(p) for p in report.kindless]),
         ("unknown owners", [str(p) for p in report.unknown_owners]),
         ("alias collisions", [f"{c.key!r} ({c.tier}): {', '.join(c.refs)}" for c in report.alias_collisions]),
-        ("entities without an owner", list(report.without_owner)),
+        ("entities without an owner", [str(p) for p in report.without_owner]),
         ("deploys naming no entity", [str(p) for p in report.unresolved_deploys]),
         ("input problems", [str(p) for p in report.input_problems]),
     )

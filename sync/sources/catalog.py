@@ -6,9 +6,8 @@ be had at all; `parse_catalog` is pure and turns every bad part into a `Problem`
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, NamedTuple, TypeGuard
@@ -17,6 +16,13 @@ from graph.facts import NOTE, AliasClaim, Assertion, Citation, Entity, Problem, 
 from graph.naming.refs import format_ref
 from graph.relations import CONSUMES_API, DEPENDS_ON, PROVIDES_API
 from sync.collector import collector_paused
+from sync.sources.catalog_checks import (
+    REFUSED,
+    envelope_problems,
+    metadata_problems,
+    name_problems,
+    spec_problems,
+)
 from sync.sources.catalog_fetch import (
     API_PATH,
     CatalogDocuments,
@@ -31,6 +37,7 @@ from sync.sources.catalog_fetch import (
 from sync.sources.catalog_refs import KIND_FIELDS, RefReadings, parse_ref_edges, unread_ref_fields
 from sync.sources.catalog_relations import stated_relations, unstated_by_spec
 from sync.sources.reading.shown import shown
+from sync.sources.reading.textfiles import display_name
 from sync.sources.reading.yaml_documents import NO_DOCUMENTS, PARALLEL_MIN_BYTES, YamlDocuments, map_yaml_files
 from sync.store.fact_codec import ALIAS, ASSERTION, ENTITY, PROBLEM, EncodedFacts, Row, RowWriter
 
@@ -48,22 +55,19 @@ __all__ = [
 ]
 
 ALIASES_ANNOTATION = "oncall-graph/aliases"
+NO_ENTITY = (
+    "no entity read: no document here is a Backstage descriptor of a kind read "
+    "(Component, API, Resource, System, Domain, Group, User)"
+)
 PAGERDUTY_ANNOTATION = "pagerduty.com/service-id"
-# Backstage kinds we do not read and that every real catalog holds: not worth a warning.
-_QUIET_KINDS = frozenset({"location", "template"})
+# Backstage kinds that make no entity here and that every real catalog holds: not worth a warning.
+# A Location's targets are followed where the files are read (`catalog_locations`); a Template is
+# the scaffolder's.
+_LOCATION = "location"
+_QUIET_KINDS = frozenset({_LOCATION, "template"})
 _BACKSTAGE_KINDS = frozenset(KIND_FIELDS) | _QUIET_KINDS
 _API_RELATIONS = frozenset({PROVIDES_API, CONSUMES_API})
 _SPEC_TEXTS = ("type", "lifecycle")
-_NAME = re.compile(r"[a-zA-Z0-9]+(?:[-_.][a-zA-Z0-9]+)*")
-_NAMESPACE = re.compile(r"[a-zA-Z0-9]+(?:-[a-zA-Z0-9]+)*")
-# Required by Backstage's schemas; a missing one is reported, the entity is still used.
-_REQUIRED = {
-    "component": ("type", "lifecycle"),
-    "resource": ("type",),
-    "api": ("type", "lifecycle"),
-    "group": ("type", "children"),
-    "user": ("memberOf",),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +85,9 @@ def read_catalog(source: str, location: str, *, timeout: float = 30.0, token: st
     `token` is a Backstage static access token, sent as `Authorization: Bearer` to a catalog URL only.
     """
     fetched = fetch_catalog_documents(location, timeout=timeout, headers=bearer_headers(token))
-    facts = parse_catalog(source, fetched.documents)
-    return replace(facts, problems=fetched.problems + facts.problems)
+    facts = parse_catalog(source, fetched.documents, from_api=fetched.from_api)
+    problems = fetched.problems + facts.problems
+    return replace(facts, problems=_without_entities(location, facts.entities, problems) + problems)
 
 
 def read_catalog_rows(
@@ -102,7 +107,7 @@ def read_catalog_rows(
     try:
         with collector_paused():
             loaded = map_yaml_files(files, partial(_file_rows, source), parallel_min_bytes=parallel_min_bytes)
-            return _merged_rows(source, loaded, refused)
+            return _merged_rows(source, loaded, refused, location)
     finally:
         _READINGS.clear()  # read in this process (a small catalog): nothing kept for later
 
@@ -110,30 +115,32 @@ def read_catalog_rows(
 def parse_catalog_api(source: str, name: str, body: str) -> SourceFacts:
     """Parse a fetched body: a JSON array of entities, or YAML when `name` ends in .yaml/.yml."""
     fetched = parse_catalog_body(name, body)
-    facts = parse_catalog(source, fetched.documents)
-    return replace(facts, problems=fetched.problems + facts.problems)
+    facts = parse_catalog(source, fetched.documents, from_api=fetched.from_api)
+    problems = fetched.problems + facts.problems
+    return replace(facts, problems=_without_entities(name, facts.entities, problems) + problems)
 
 
-def parse_catalog(source: str, documents: Iterable[tuple[str, object]]) -> SourceFacts:
+def parse_catalog(source: str, documents: Iterable[tuple[str, object]], *, from_api: bool = False) -> SourceFacts:
     """Entities, edges and aliases of (locator, document) pairs; the first of two same refs wins.
 
     Adds one consumer -> provider `depends_on` per API (`via` the API), citing each side.
+    `from_api`: the documents are the catalog API's entities, not descriptor files.
     """
     # A million assertions at 100k entities: the cyclic collector's passes over them cost a third
     # of this (bench dense-100k: 15-17 s with it, 11-12 s without).
     with collector_paused():
-        return _parse_catalog(source, documents)
+        return _parse_catalog(source, documents, from_api)
 
 
-def _parse_catalog(source: str, documents: Iterable[tuple[str, object]]) -> SourceFacts:
+def _parse_catalog(source: str, documents: Iterable[tuple[str, object]], from_api: bool) -> SourceFacts:
     entities: dict[str, Entity] = {}
     assertions: list[Assertion] = []
     aliases: list[AliasClaim] = []
     problems: list[Problem] = []
     readings: RefReadings = {}
     stated: list[Assertion] = []
-    for locator, document in entity_documents(documents):
-        parsed = _parse_document(Citation(source, locator, origin=locator), document, readings)
+    for locator, document, served in entity_documents(documents):
+        parsed = _parse_document(Citation(source, locator, origin=locator), document, readings, from_api or served)
         problems.extend(parsed.problems)
         if parsed.entity is None:
             continue
@@ -180,8 +187,9 @@ def _file_rows(source: str, loaded: YamlDocuments) -> _FileRows:
     """Parse and encode each document of a file as `_parse_catalog` and `encode_rows` would."""
     writer = RowWriter()
     documents = []
-    for locator, document in entity_documents((f"{loaded.name}#{index}", doc) for index, doc in loaded.documents):
-        parsed = _parse_document(Citation(source, locator, origin=locator), document, _READINGS)
+    numbered = ((f"{loaded.name}#{index}", doc) for index, doc in loaded.documents)
+    for locator, document, served in entity_documents(numbered):
+        parsed = _parse_document(Citation(source, locator, origin=locator), document, _READINGS, served)
         if parsed.entity is None:
             documents.append(_DocumentRows(locator, "", parsed.problems, None, [], [], []))
             continue
@@ -196,10 +204,12 @@ def _file_rows(source: str, loaded: YamlDocuments) -> _FileRows:
     return _FileRows(loaded.problems, documents)
 
 
-def _merged_rows(source: str, files: Sequence[_FileRows], refused: Sequence[Problem] = ()) -> EncodedFacts:
+def _merged_rows(
+    source: str, files: Sequence[_FileRows], refused: Sequence[Problem] = (), location: str = ""
+) -> EncodedFacts:
     """What `_parse_catalog` does across documents (first of two same refs wins, API edges), on rows.
 
-    `refused` are the walk's problems (symlinks not followed).
+    `refused` are the walk's problems (symlinks not followed); `location` names a read without entities.
     """
     problems = [*refused, *(problem for file in files for problem in file.problems)]
     first_at: dict[str, str] = {}
@@ -222,10 +232,20 @@ def _merged_rows(source: str, files: Sequence[_FileRows], refused: Sequence[Prob
         if document.api_links:
             cited = Citation(source, document.locator, origin=document.locator)
             links.extend(Assertion(src, rel, dst, cited) for src, rel, dst in document.api_links)
+    problems[:0] = _without_entities(location, entities, problems)
     writer = RowWriter()
     assertions.extend(writer.rows(ASSERTION, _api_edges(links)))
     rows = entities + assertions + aliases + writer.rows(PROBLEM, problems)
     return EncodedFacts(source, rows, len(entities) + len(assertions) + len(aliases), tuple(problems))
+
+
+def _without_entities(location: str, entities: Sized, problems: Iterable[Problem]) -> tuple[Problem, ...]:
+    """An error for a read that yields no entity (a source of mkdocs.yml, Helm values and Templates,
+    an API answering `[]`), unless an error already says why: the source then fails, its last good
+    facts kept, rather than apply as empty."""
+    if len(entities) or any(p.severity == "error" for p in problems):
+        return ()
+    return (Problem(display_name(location), NO_ENTITY, "", "error"),)
 
 
 def _api_edges(assertions: Sequence[Assertion]) -> list[Assertion]:
@@ -244,7 +264,9 @@ def _api_edges(assertions: Sequence[Assertion]) -> list[Assertion]:
     return edges
 
 
-def _parse_document(citation: Citation, document: object, readings: RefReadings) -> _Document:
+def _parse_document(citation: Citation, document: object, readings: RefReadings, from_api: bool = False) -> _Document:
+    """One document: its entity, edges, aliases and problems. `from_api`: an entity the catalog API
+    served (a saved response, or a URL's), which carries Backstage's `relations` and `status`."""
     where = citation.locator
     not_descriptor = _not_descriptor(where, document)
     if not_descriptor is not None:
@@ -265,11 +287,17 @@ def _parse_document(citation: Citation, document: object, readings: RefReadings)
     if not isinstance(namespace, str) or not namespace.strip():
         message = f"namespace {shown(namespace)} is not a name: skipped"
         return _Document(problems=(Problem(where, message, "metadata.namespace", "error"),))
-    spec = document.get("spec") or {}
-    bad_spec: tuple[Problem, ...] = ()
-    if not _is_mapping(spec):
-        bad_spec = (Problem(where, f"expected a mapping, got {_type(spec)}: its fields are ignored", "spec"),)
+    spec = document.get("spec")
+    checks = envelope_problems(where, document, kind.lower(), from_api=from_api)
+    if _is_mapping(spec):
+        checks += spec_problems(where, kind.lower(), spec)
+    else:
+        got = "missing" if "spec" not in document else f"expected a mapping, got {_type(spec)}"
+        checks.append(Problem(where, f"{got}: {REFUSED}; read without one", "spec"))
         spec = {}
+    if kind.lower() == _LOCATION:  # no entity: checked as Backstage would, its targets read elsewhere
+        written = name_problems(where, name, metadata.get("namespace", "default")) + metadata_problems(where, metadata)
+        return _Document(problems=(*checks, *written))
     namespace = namespace.strip().lower()
     parsed = _entity_document(citation, kind.lower(), name.strip(), namespace, metadata, spec, readings)
     stated = document.get("relations")
@@ -278,7 +306,7 @@ def _parse_document(citation: Citation, document: object, readings: RefReadings)
         found = stated_relations(citation, ref, stated)
         parsed = replace(parsed, stated=found.assertions, problems=parsed.problems + found.problems)
     # Copied only when there is something to add: copying every document cost 0.7 s per 100k.
-    return replace(parsed, problems=bad_spec + parsed.problems) if bad_spec else parsed
+    return replace(parsed, problems=(*checks, *parsed.problems)) if checks else parsed
 
 
 def _not_descriptor(where: str, document: object) -> Problem | None:
@@ -306,9 +334,9 @@ def _refusal(where: str, kind: str, api_version: object) -> tuple[Problem, ...] 
     if not isinstance(api_version, str) or not api_version.startswith("backstage.io/"):
         message = f"apiVersion {shown(api_version)} does not start with backstage.io/: skipped"
         return (Problem(where, message, "apiVersion", "error"),)
-    if kind in _QUIET_KINDS:
+    if kind in _QUIET_KINDS and kind != _LOCATION:
         return ()
-    if kind not in KIND_FIELDS:
+    if kind not in KIND_FIELDS and kind != _LOCATION:
         return (Problem(where, f"kind {shown(kind)} is not read: skipped", "kind"),)
     return None
 
@@ -324,9 +352,12 @@ def _entity_document(
 ) -> _Document:
     where = citation.locator
     ref = format_ref(kind, namespace, name)
-    problems = _name_problems(where, name, namespace) + _shape_problems(where, kind, spec)
+    written = metadata.get("name"), metadata.get("namespace", "default")
+    problems = (
+        name_problems(where, *written) + metadata_problems(where, metadata) + unread_ref_fields(where, kind, spec)
+    )
     annotations = _annotations(where, metadata.get("annotations"), problems)
-    texts = _texts(where, metadata, spec, problems)
+    texts = _texts(metadata, spec)
     edges = parse_ref_edges(citation, kind, ref, namespace, spec, readings)
     problems.extend(edges.problems)
     entity = Entity(
@@ -347,36 +378,14 @@ def _entity_document(
     return _Document(entity, edges.assertions, claims, tuple(problems))
 
 
-def _name_problems(where: str, name: str, namespace: str) -> list[Problem]:
-    problems = []
-    if len(name) > 63 or not _NAME.fullmatch(name):
-        message = f"name {shown(name)} breaks Backstage's rule (1-63 letters/digits in runs joined by one -, _ or .)"
-        problems.append(Problem(where, message + "; used anyway", "metadata.name"))
-    if len(namespace) > 63 or not _NAMESPACE.fullmatch(namespace):
-        message = f"namespace {shown(namespace)} breaks Backstage's rule (letters/digits joined by single -)"
-        problems.append(Problem(where, message + "; used anyway", "metadata.namespace"))
-    return problems
-
-
-def _shape_problems(where: str, kind: str, spec: Mapping[str, object]) -> list[Problem]:
-    problems = []
-    for field in _REQUIRED.get(kind, ()):
-        if field not in spec:
-            problems.append(Problem(where, f"required for a {kind}; missing", f"spec.{field}"))
-    return problems + unread_ref_fields(where, kind, spec)
-
-
-def _texts(
-    where: str, metadata: Mapping[str, object], spec: Mapping[str, object], problems: list[Problem]
-) -> dict[str, str]:
+def _texts(metadata: Mapping[str, object], spec: Mapping[str, object]) -> dict[str, str]:
+    """The text fields read; one that is no text is left out (`catalog_checks` says so)."""
     texts: dict[str, str] = {}
-    for prefix, block, keys in (("metadata", metadata, ("title", "description")), ("spec", spec, _SPEC_TEXTS)):
+    for block, keys in ((metadata, ("title", "description")), (spec, _SPEC_TEXTS)):
         for key in keys:
             value = block.get(key)
             if isinstance(value, str):
                 texts[key] = value.strip()
-            elif value is not None:
-                problems.append(Problem(where, f"expected text, got {_type(value)}: ignored", f"{prefix}.{key}"))
     return texts
 
 
@@ -391,7 +400,7 @@ def _annotations(where: str, value: object, problems: list[Problem]) -> Mapping[
         if isinstance(key, str) and isinstance(text, str):
             annotations[key] = text
         else:
-            message = f"annotation values must be text, got {_type(text)}: ignored"
+            message = f"annotation values must be text, got {_type(text)}: {REFUSED}; ignored"
             problems.append(Problem(where, message, f"metadata.annotations.{key}"))
     return annotations
 

@@ -7,6 +7,7 @@ not what a catalog holds becomes a `Problem`, and the rest is kept.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +17,12 @@ import httpx
 
 from graph.facts import Problem
 from graph.naming.refs import RefError, format_ref, split_ref
+from sync.sources.catalog_locations import follow_locations, unfollowed_targets
 from sync.sources.reading.folder_walk import walk_folder
 from sync.sources.reading.shown import shown
-from sync.sources.reading.textfiles import display_name
+from sync.sources.reading.textfiles import FetchError, display_name
 from sync.sources.reading.yaml_documents import YamlDocuments, load_yaml, load_yaml_files
+from sync.sources.versions import files_version
 
 API_PATH = "/api/catalog/entities"
 CATALOG_SUFFIXES = (".yaml", ".yml", ".json")
@@ -33,6 +36,7 @@ class CatalogDocuments:
 
     documents: tuple[tuple[str, object], ...] = ()
     problems: tuple[Problem, ...] = ()
+    from_api: bool = False  # the catalog API's entities (a URL's JSON), not descriptor files
 
 
 def bearer_headers(token: str) -> dict[str, str]:
@@ -73,13 +77,44 @@ def catalog_files(location: str) -> list[tuple[Path, str]]:
 
 
 def catalog_walk(location: str) -> tuple[list[tuple[Path, str]], tuple[Problem, ...]]:
-    """`catalog_files`, and the symlinks refused on the way (out of the folder, loops) as problems."""
+    """`catalog_files`, and the symlinks refused on the way (out of the folder, loops) as problems.
+
+    The files that `kind: Location` entities name are added after the walk's (`catalog_locations`),
+    with what their targets did not read as problems.
+    """
     path = Path(location)
     if path.is_dir():
-        return _catalog_files(path)
-    if path.is_file():
-        return [(path, location)], ()
-    raise FileNotFoundError(f"catalog {shown(location)}: no such file or folder")
+        files, refused = _catalog_files(path)
+        prefix = path.resolve().name
+
+        def named(found: Path) -> str:
+            relative = found.relative_to(path.resolve()).as_posix()
+            return f"{prefix}/{relative}" if prefix else relative
+
+        root = path
+    elif path.is_file():
+        files, refused = [(path, location)], ()
+
+        def named(found: Path) -> str:
+            # Beside the source file, named as it is: `examples/all.yaml` -> `examples/components/a.yaml`.
+            return os.path.normpath(os.path.join(os.path.dirname(location), found.relative_to(root.resolve())))
+
+        root = path.parent
+    else:
+        raise FileNotFoundError(f"catalog {shown(location)}: no such file or folder")
+    followed = follow_locations(files, root, named)
+    return files + followed.files, refused + followed.problems
+
+
+def catalog_version(location: str) -> str:
+    """The content version of a local catalog: the files the walk finds and those its Locations name
+    (a catalog file whose Location names `./components/*.yaml` changes when one of those does), and
+    what the walk and the Locations did not read."""
+    try:
+        files, refused = catalog_walk(location)
+        return files_version([(name, path) for path, name in files], refused)
+    except OSError as exc:
+        raise FetchError(f"cannot read {location}: {exc.strerror or exc}") from exc
 
 
 def _catalog_files(folder: Path) -> tuple[list[tuple[Path, str]], tuple[Problem, ...]]:
@@ -125,7 +160,10 @@ def _fetch_url(location: str, timeout: float, headers: Mapping[str, str]) -> Cat
 def parse_catalog_body(name: str, body: str) -> CatalogDocuments:
     """Documents of a fetched body: a JSON array of entities (or `{"items": [...]}`), YAML for .yaml/.yml."""
     if urlsplit(name).path.lower().endswith((".yaml", ".yml")):
-        return _numbered([load_yaml(body, name)])
+        read = _numbered([load_yaml(body, name)])
+        reason = "a catalog read from a URL follows no Location; give its targets as --catalog sources"
+        unfollowed = (p for where, doc in read.documents for p in unfollowed_targets(where, doc, reason))
+        return CatalogDocuments(read.documents, read.problems + tuple(unfollowed))
     try:
         entities = json.loads(body)
     except ValueError as exc:
@@ -135,7 +173,8 @@ def parse_catalog_body(name: str, body: str) -> CatalogDocuments:
     if not isinstance(entities, list):
         message = f"the catalog API answered with a JSON {type(entities).__name__}, not an array of entities"
         return CatalogDocuments(problems=(Problem(name, message, "", "error"),))
-    return CatalogDocuments(tuple((_api_locator(index, entity), entity) for index, entity in enumerate(entities)))
+    documents = tuple((_api_locator(index, entity), entity) for index, entity in enumerate(entities))
+    return CatalogDocuments(documents, from_api=True)
 
 
 def entity_list(document: object) -> list[object] | None:
@@ -150,22 +189,23 @@ def entity_list(document: object) -> list[object] | None:
     return None
 
 
-def entity_documents(documents: Iterable[tuple[str, object]]) -> Iterator[tuple[str, object]]:
-    """(locator, document) pairs with each catalog API response in a file replaced by its entities.
+def entity_documents(documents: Iterable[tuple[str, object]]) -> Iterator[tuple[str, object, bool]]:
+    """(locator, document, from the API) with each catalog API response in a file replaced by its entities.
 
     A file's response is cited as the API's would be (the entity's managed-by location, when it
     says one), else as `entities.json#component:default/name`: files and URLs read the same bytes
-    the same way.
+    the same way. Every document of a `.json` file is taken as the API's (a saved response: one
+    entity, as `/entities/by-name/...` answers, or many).
     """
     for locator, document in documents:
         entities = entity_list(document)
         if entities is None:
-            yield locator, document
+            yield locator, document, locator.rsplit("#", 1)[0].lower().endswith(".json")
             continue
         file = locator.rsplit("#", 1)[0]
         for index, entity in enumerate(entities):
             cited = _api_locator(index, entity)
-            yield (cited if "#" in cited else f"{file}#{cited}"), entity
+            yield (cited if "#" in cited else f"{file}#{cited}"), entity, True
 
 
 def _api_locator(index: int, entity: object) -> str:

@@ -19,6 +19,7 @@ from graph.relations import (
     PART_OF,
     PROVIDES_API,
 )
+from sync.sources.catalog_checks import REFUSED
 from sync.sources.reading.shown import shown
 
 
@@ -31,12 +32,15 @@ class RefField:
     default_kind: str | None  # None: Backstage gives no default, a kindless ref is only a guess
     many: bool = False
     reverse: bool = False  # the edge runs from the target to the entity
+    # Typed by Backstage's kind schema (text, or a list of text); dependencyOf is read by its
+    # processor only, which also takes a compound ref or one ref alone.
+    typed: bool = True
 
 
 _OWNER = RefField("owner", OWNED_BY, "group")
 _SYSTEM = RefField("system", PART_OF, "system")
 _DEPENDS_ON = RefField("dependsOn", DEPENDS_ON, None, many=True)
-_DEPENDENCY_OF = RefField("dependencyOf", DEPENDS_ON, None, many=True, reverse=True)
+_DEPENDENCY_OF = RefField("dependencyOf", DEPENDS_ON, None, many=True, reverse=True, typed=False)
 # The kinds we read, each with the reference fields Backstage reads on it.
 KIND_FIELDS: dict[str, tuple[RefField, ...]] = {
     "component": (
@@ -100,6 +104,8 @@ def parse_ref_edges(
     for field in KIND_FIELDS[kind]:
         value = spec.get(field.name)
         if value is None:
+            if field.typed and field.name in spec:  # `owner:` with nothing after it
+                problems.append(Problem(where, f"empty: {REFUSED}; ignored", f"spec.{field.name}"))
             continue
         for target, kindless in _targets(where, field, value, namespace, problems, readings):
             rel = field.rel
@@ -138,14 +144,16 @@ def _targets(
     """(full ref, or `namespace/name` when kindless; kindless) for each good ref in the field."""
     if not field.many:
         if isinstance(value, list):
-            message = "expected one reference, got a list: ignored"
+            message = f"expected one reference, got a list: {REFUSED}; ignored"
             problems.append(Problem(where, message, f"spec.{field.name}", "error"))
             return []
         items = [value]
     elif isinstance(value, list):
         items = value
     else:
-        problems.append(Problem(where, "expected a list of references; read as a list of one", f"spec.{field.name}"))
+        refused = f": {REFUSED};" if field.typed else ";"
+        message = f"expected a list of references{refused} read as a list of one"
+        problems.append(Problem(where, message, f"spec.{field.name}"))
         items = [value]
     targets = []
     for index, item in enumerate(items):
@@ -156,6 +164,8 @@ def _targets(
                 reading = readings[key] = _reading(field, item, namespace)
         else:  # a compound ref (a mapping) or junk: not worth remembering
             reading = _reading(field, item, namespace)
+            if field.typed and reading[0] is not None:
+                reading = (*reading[:2], _compound_message(reading[0]), "warning")
         target, kindless, message, severity = reading
         if message:
             # The place is spelled out only for a problem: 400k paths cost more than the problems.
@@ -170,7 +180,7 @@ def _reading(field: RefField, value: object, namespace: str) -> _Reading:
     try:
         kind, target_namespace, name = split_ref(value, default_namespace=namespace)
     except RefError as exc:
-        return None, False, f"{exc}: ignored", "error"
+        return None, False, f"{exc}: {REFUSED}; ignored", "error"
     if kind or field.default_kind:
         return format_ref(kind or field.default_kind or "", target_namespace, name), False, "", ""
     message = (
@@ -178,3 +188,7 @@ def _reading(field: RefField, value: object, namespace: str) -> _Reading:
         f"used only if exactly one component or resource is named {target_namespace}/{name}"
     )
     return f"{target_namespace}/{name}", True, message, "warning"
+
+
+def _compound_message(target: str) -> str:
+    return f"a compound reference (a mapping) where Backstage wants text ({target!r}): {REFUSED}; read as {target}"

@@ -40,6 +40,9 @@ class SourceKind:
     # Appended to a local source's content version when its reader learns to read more from the
     # same files, so that sources synced before are read once more.
     revision: str = ""
+    # location -> the content version of a local source whose reader reads more than a walk of its
+    # folder finds (a catalog's Locations name files beside it); a hash of that walk by default.
+    version: str = ""
     token: Secret | None = None  # sent as `Authorization: Bearer` to a URL, or given to `walk`
     repeatable: bool = True  # the option may be given again; the setting is a comma-separated list
     # Reads traces: its reader or walk also takes `traces=` (sync.sources.trace_options.TraceOptions)
@@ -78,7 +81,11 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
         doc="Backstage descriptors: catalog-info.yaml files, folders (searched recursively) or a catalog API URL.",
         example="examples/acme/catalog",
         read="catalog:read_catalog_rows",
-        revision="+relations",  # catalog API responses and computed relations were not read before
+        # +relations: catalog API responses and computed relations were not read before; +rules: names,
+        # namespaces and fields are checked against Backstage's own rules; +locations: Location
+        # targets are read.
+        revision="+relations+rules+locations",
+        version="catalog_fetch:catalog_version",
         parse_fetched="catalog:parse_catalog_api",
         fetch_url="catalog_fetch:catalog_api_url",
         token=Secret(

@@ -60,6 +60,7 @@ READERS: dict[str, Reader] = {k.name: bound(k.read) for k in SOURCE_KINDS if k.r
 TEXT_PARSERS: dict[str, TextParser] = {k.name: bound(k.parse_fetched) for k in SOURCE_KINDS if k.parse_fetched}
 FETCH_URLS: dict[str, Callable[[str], str]] = {k.name: bound(k.fetch_url) for k in SOURCE_KINDS if k.fetch_url}
 WALKERS: dict[str, Walker] = {k.name: bound(k.walk) for k in SOURCE_KINDS if k.walk}
+VERSIONS: dict[str, Callable[[str], str]] = {k.name: bound(k.version) for k in SOURCE_KINDS if k.version}
 
 
 def read_changed(
@@ -91,7 +92,8 @@ def _read_changed(
         if fetched.body is None:
             return None
         return parse(spec.name, fetched.name, fetched.body), fetched.version
-    version = local_version(spec.location) + KINDS[spec.kind].revision + (access.traces.version if traced else "")
+    version = VERSIONS.get(spec.kind, local_version)(spec.location) + KINDS[spec.kind].revision
+    version += access.traces.version if traced else ""
     if version == previous:
         return None
     return READERS[spec.kind](spec.name, spec.location, **traced), version

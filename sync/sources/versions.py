@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
+from graph.facts import Problem
 from sync.sources.reading.bounded_http import bounded_body
 from sync.sources.reading.folder_walk import walk_folder
 from sync.sources.reading.limits import current_limits
@@ -27,16 +28,25 @@ def local_version(location: str) -> str:
     path = Path(location)
     if not path.exists():
         raise FetchError(f"cannot read {location}: no such file or folder")
-    digest = hashlib.blake2b(digest_size=20)
+    if path.is_file():
+        return files_version([(path.name, path)])
     # The same walk the readers make: symlinks inside the folder followed once, loops and links out not.
-    walked = [] if path.is_file() else walk_folder(path, _not_hidden, _hidden_name, str).files
-    files = [(path.name, path)] if path.is_file() else sorted(walked)
+    walked = walk_folder(path, _not_hidden, _hidden_name, str)
+    return files_version(sorted(walked.files), walked.problems)
+
+
+def files_version(files: Sequence[tuple[str, Path]], refused: Sequence[Problem] = ()) -> str:
+    """`sha:<hex>` over (name, path) files, names and contents, in the order given, and what the walk
+    refused (a symlink loop or a link out added is a change: the read that says so must happen)."""
+    digest = hashlib.blake2b(digest_size=20)
     for name, file in files:
         digest.update(name.encode() + b"\0")
         with file.open("rb") as handle:
             while block := handle.read(_CHUNK):
                 digest.update(block)
         digest.update(b"\0")
+    for problem in sorted(refused, key=str):
+        digest.update(b"refused\0" + str(problem).encode() + b"\0")
     return f"sha:{digest.hexdigest()}"
 
 

@@ -17,7 +17,7 @@ from sqlalchemy import ColumnElement, Engine, Table, and_, func, insert, literal
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from graph.facts import CallCount, SourceFacts, SourceMark
+from graph.facts import CallCount, Problem, SourceFacts, SourceMark
 from graph.source_problems import SourceProblems
 from sync.collector import collector_paused
 from sync.store import schema
@@ -75,6 +75,7 @@ class Applied:
     retired: int
     items: int
     version: int | None = None  # the graph version it moved the store to; None when nothing changed
+    new_problems: tuple[Problem, ...] = ()  # problems of the read not stored before: each said once
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +234,7 @@ class Store:
         insert_rows(conn, f, ROW_COLUMNS, added, same={"source": name, "valid_from": at, "added_in": change})
         kinds = {kind for _, kind in retired} | {row[0] for row in added}
         version = commit_change(conn, change, at=at, deploys_only=kinds == {DEPLOY})
-        return Applied(len(added), len(retired), len(keys), version)
+        return Applied(len(added), len(retired), len(keys), version, _decoded_problems(name, added))
 
     def hold(self, name: str, facts: SourceFacts | EncodedFacts, *, at: datetime, version: str, reason: str) -> None:
         """Keep a suspicious change aside, unapplied, until an admin accepts it."""
@@ -401,6 +402,12 @@ def _held_problems(conn: Connection, names: Sequence[str]) -> dict[str, tuple[st
         problems = sorted(decoder.facts().problems, key=lambda p: p.severity != "error")
         shown[source] = tuple(str(p) for p in problems[:HELD_PROBLEMS_KEPT])
     return shown
+
+
+def _decoded_problems(name: str, rows: Iterable[Row]) -> tuple[Problem, ...]:
+    decoder = FactDecoder(name)
+    decoder.add((kind, payload) for kind, _, payload in rows if kind == PROBLEM)
+    return decoder.facts().problems
 
 
 def _new_rows(rows: Sequence[Row], keys: Set[str], live: Mapping[str, object]) -> Sequence[Row]:

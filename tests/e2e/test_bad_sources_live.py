@@ -136,3 +136,37 @@ def test_a_feed_dripping_a_byte_a_second_while_serving_leaves_acks_answers_and_c
         assert f"GET {feed}: body not received within the read deadline of 3 s" in lag
         assert f"✅ ok *catalog:{catalog}*" in lag  # the catalog's own syncs went on
         assert bot.proc.poll() is None and "Traceback" not in bot.output()
+
+
+REFUSED_NAME = """apiVersion: backstage.io/v1alpha1
+kind: Component
+metadata: {name: Bad_}
+spec: {type: service, lifecycle: production, owner: sre}
+"""
+
+
+def test_links_and_names_added_while_serving_reach_graph_lag_and_the_log_once(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    bot, catalog = start(bot_factory, tmp_path)
+    name = f"catalog:{catalog}"
+    lag_until(bot, fake_slack, lambda text: "all sources fresh" in text, "fresh")
+    (catalog / "sub").mkdir()
+    (catalog / "sub" / "loop").symlink_to("..")
+    (catalog / "env.yaml").symlink_to("/proc/self/environ")
+    (catalog / "portal.yaml").write_text(REFUSED_NAME)
+
+    lag = lag_until(bot, fake_slack, lambda text: "catalog/env.yaml" in text and "portal.yaml" in text, "said")
+
+    assert "catalog/sub/loop" in lag and "symlink to /proc/self/environ, outside the source folder" in lag
+    assert "catalog/portal.yaml document 1, field metadata.name" in lag
+    ticks = lambda: bot.output().count(f"source {name} unchanged")  # noqa: E731
+    seen = ticks()
+    deadline = time.monotonic() + 30
+    while ticks() < seen + 3 and time.monotonic() < deadline:  # three more ticks, nothing new
+        time.sleep(0.2)
+    log = bot.output()
+    assert ticks() >= seen + 3, log
+    assert log.count("catalog/env.yaml: symlink to /proc/self/environ, outside the source folder") == 1, log
+    assert log.count("catalog/sub/loop: symlink loop") == 1, log
+    assert log.count("catalog/portal.yaml#1: metadata.name: name 'Bad_' breaks Backstage's rule") == 1, log

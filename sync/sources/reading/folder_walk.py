@@ -67,7 +67,9 @@ def _refusal(path: Path, root: Path, seen: set[tuple[int, int]], what: str) -> s
     except (OSError, RuntimeError):  # a dangling link, or a loop the resolver itself gave up on
         return "symlink that leads nowhere (dangling or a loop): not followed"
     if path.is_symlink() and not real.is_relative_to(root):
-        return f"symlink to {real}, outside the source folder: not followed"
+        # The link as written: `/proc/self/environ` resolves to a new path in every process, and a
+        # problem that changes with the process would be a new fact at every read.
+        return f"symlink to {os.readlink(path)}, outside the source folder: not followed"
     if identity in seen:
         if what == "folder":
             return f"symlink loop: {real} is already read through another path; not followed"

@@ -44,6 +44,10 @@ def entity_doc(kind: str, name: str, spec: dict[str, object] | None = None, **me
     }
 
 
+# A Resource as Backstage accepts it: the fields its schema requires.
+DATABASE = {"type": "database", "owner": "team-a"}
+
+
 def parse(*documents: object) -> SourceFacts:
     return parse_catalog("catalog", [(f"cat.yaml#{i}", doc) for i, doc in enumerate(documents, 1)])
 
@@ -133,14 +137,19 @@ def test_malformed_ref_is_an_error_naming_field_and_index_and_the_rest_is_kept(b
     assert (problem.where, problem.severity) == ("cat.yaml#1", "error")
 
 
-def test_compound_owner_ref_takes_missing_parts_from_defaults() -> None:
+def test_compound_owner_ref_takes_missing_parts_from_defaults_and_backstage_refusing_it() -> None:
+    spec = {"type": "service", "lifecycle": "production"}
     facts = parse(
-        entity_doc("Component", "a", {"owner": {"kind": "Group", "name": "Platform"}}, namespace="ops"),
-        entity_doc("Component", "b", {"owner": {"name": "x", "namespace": "Other"}}),
+        entity_doc("Component", "a", {**spec, "owner": {"kind": "Group", "name": "Platform"}}, namespace="ops"),
+        entity_doc("Component", "b", {**spec, "owner": {"name": "x", "namespace": "Other"}}),
     )
     assert ("component:ops/a", "owned_by", "group:ops/platform") in edges(facts)
     assert ("component:default/b", "owned_by", "group:other/x") in edges(facts)
-    assert facts.problems == () or all("required" in p.message for p in facts.problems)
+    assert [(p.where, p.field) for p in facts.problems] == [("cat.yaml#1", "spec.owner"), ("cat.yaml#2", "spec.owner")]
+    assert facts.problems[0].message == (
+        "a compound reference (a mapping) where Backstage wants text ('group:ops/platform'): "
+        "Backstage refuses this entity; read as group:ops/platform"
+    )
 
 
 def test_group_with_empty_children_is_valid_but_missing_children_is_reported() -> None:
@@ -153,22 +162,37 @@ def test_group_with_empty_children_is_valid_but_missing_children_is_reported() -
     assert (problem.where, problem.field, problem.severity) == ("cat.yaml#2", "spec.children", "warning")
 
 
-@pytest.mark.parametrize("name", ["double__underscore", "trailing-", "x" * 64, "-leading", "a..b"])
+@pytest.mark.parametrize("name", ["trailing-", "x" * 64, "-leading", "_under", "bad name", "a/b"])
 def test_name_breaking_backstage_rules_is_reported_and_entity_kept(name: str) -> None:
-    facts = parse(entity_doc("Resource", name, {"type": "database"}))
+    facts = parse(entity_doc("Resource", name, DATABASE))
     assert [e.ref for e in facts.entities] == [f"resource:default/{name.lower()}"]
     (problem,) = facts.problems
-    assert problem.field == "metadata.name"
+    assert (problem.where, problem.field) == ("cat.yaml#1", "metadata.name")
+    assert "Backstage refuses this entity; used anyway" in problem.message
 
 
-@pytest.mark.parametrize("name", ["x" * 63, "a.b_c-d", "A1"])
+@pytest.mark.parametrize("name", ["x" * 63, "a.b_c-d", "A1", "dev--portal", "double__underscore", "a..b"])
 def test_name_following_backstage_rules_is_not_reported(name: str) -> None:
-    assert parse(entity_doc("Resource", name, {"type": "database"})).problems == ()
+    assert parse(entity_doc("Resource", name, DATABASE)).problems == ()
+
+
+def test_upper_case_namespace_is_read_lower_cased_with_backstage_refusing_it() -> None:
+    facts = parse(entity_doc("Resource", "db", DATABASE, namespace="Payments"))
+    assert [e.ref for e in facts.entities] == ["resource:payments/db"]
+    (problem,) = facts.problems
+    assert (problem.where, problem.field, problem.severity) == ("cat.yaml#1", "metadata.namespace", "warning")
+    assert problem.message.endswith("Backstage refuses this entity; read as 'payments'")
+
+
+@pytest.mark.parametrize("namespace", ["team--a", "default", "a1"])
+def test_namespace_following_backstage_rules_is_not_reported(namespace: str) -> None:
+    assert parse(entity_doc("Resource", "db", DATABASE, namespace=namespace)).problems == ()
 
 
 def test_depends_on_target_that_does_not_exist_is_kept_for_the_dangling_report() -> None:
-    facts = parse(entity_doc("Component", "a", {"type": "service", "lifecycle": "x", "dependsOn": ["resource:ghost"]}))
-    assert edges(facts) == {("component:default/a", "depends_on", "resource:default/ghost")}
+    spec = {"type": "service", "lifecycle": "x", "owner": "a", "dependsOn": ["resource:ghost"]}
+    facts = parse(entity_doc("Component", "a", spec))
+    assert ("component:default/a", "depends_on", "resource:default/ghost") in edges(facts)
     assert facts.problems == ()
 
 
@@ -176,7 +200,7 @@ def test_depends_on_target_that_does_not_exist_is_kept_for_the_dangling_report()
 
 
 def test_bad_documents_are_errors_naming_document_and_field_and_others_are_used() -> None:
-    good = entity_doc("Resource", "ok", {"type": "database"})
+    good = entity_doc("Resource", "ok", DATABASE)
     no_kind = {"apiVersion": "backstage.io/v1alpha1", "metadata": {"name": "x"}}
     no_name = {"apiVersion": "backstage.io/v1alpha1", "kind": "Component", "metadata": {"title": "x"}}
     facts = parse(no_kind, ["a", "list"], good, no_name, "just text", {"kind": "Component", "metadata": {"name": "y"}})
@@ -203,7 +227,7 @@ def test_other_yaml_in_the_catalog_is_skipped_quietly_and_an_unread_kind_with_a_
 
 
 def test_non_text_annotation_is_reported_and_dropped() -> None:
-    facts = parse(entity_doc("Resource", "r", {"type": "db"}, annotations={"good": "yes", "count": 3}))
+    facts = parse(entity_doc("Resource", "r", DATABASE, annotations={"good": "yes", "count": 3}))
     assert dict(facts.entities[0].annotations) == {"good": "yes"}
     (problem,) = facts.problems
     assert problem.field == "metadata.annotations.count"
@@ -229,14 +253,25 @@ def test_parse_catalog_does_not_mutate_its_input() -> None:
 
 
 def test_single_ref_where_a_list_is_expected_is_read_with_a_warning() -> None:
-    facts = parse(entity_doc("Component", "a", {"type": "s", "lifecycle": "p", "dependsOn": "resource:x"}))
-    assert edges(facts) == {("component:default/a", "depends_on", "resource:default/x")}
-    assert [p.field for p in facts.problems] == ["spec.dependsOn"]
+    facts = parse(
+        entity_doc("Component", "a", {"type": "s", "lifecycle": "p", "owner": "o", "dependsOn": "resource:x"})
+    )
+    assert edges(facts) >= {("component:default/a", "depends_on", "resource:default/x")}
+    (problem,) = facts.problems
+    assert problem.field == "spec.dependsOn"
+    assert problem.message == "expected a list of references: Backstage refuses this entity; read as a list of one"
 
 
 def test_relation_field_that_backstage_ignores_on_a_kind_is_reported() -> None:
-    facts = parse(entity_doc("API", "api", {"type": "openapi", "lifecycle": "p", "dependsOn": ["resource:db"]}))
-    assert edges(facts) == set()
+    spec = {
+        "type": "openapi",
+        "lifecycle": "p",
+        "owner": "o",
+        "definition": "openapi: 3.0.0",
+        "dependsOn": ["resource:db"],
+    }
+    facts = parse(entity_doc("API", "api", spec))
+    assert edges(facts) == {("api:default/api", "owned_by", "group:default/o")}
     assert [p.field for p in facts.problems] == ["spec.dependsOn"]
 
 
@@ -271,8 +306,8 @@ def test_each_relation_field_makes_its_edge(kind: str, spec: dict[str, object], 
 
 
 def test_kindless_dependency_of_becomes_a_kindless_source() -> None:
-    facts = parse(entity_doc("Resource", "db", {"type": "database", "dependencyOf": ["billing"]}))
-    (assertion,) = facts.assertions
+    facts = parse(entity_doc("Resource", "db", {"type": "database", "owner": "a", "dependencyOf": ["billing"]}))
+    (assertion,) = (a for a in facts.assertions if a.rel == "depends_on")
     assert (assertion.src, assertion.dst, assertion.kindless) == ("default/billing", "resource:default/db", True)
     assert [p.field for p in facts.problems] == ["spec.dependencyOf[0]"]
 
@@ -311,7 +346,9 @@ def write(path: Path, text: str | bytes) -> Path:
     return path
 
 
-RESOURCE = "apiVersion: backstage.io/v1alpha1\nkind: Resource\nmetadata:\n  name: {name}\nspec:\n  type: db\n"
+RESOURCE = (
+    "apiVersion: backstage.io/v1alpha1\nkind: Resource\nmetadata:\n  name: {name}\nspec:\n  type: db\n  owner: a\n"
+)
 
 
 def test_yaml_syntax_error_in_one_document_of_three_keeps_the_other_two(tmp_path: Path) -> None:
@@ -322,8 +359,8 @@ def test_yaml_syntax_error_in_one_document_of_three_keeps_the_other_two(tmp_path
     assert [e.citation.locator for e in facts.entities] == ["catalog/three.yaml#1", "catalog/three.yaml#3"]
     (problem,) = facts.problems
     # where the flow sequence opened, and where the parser gave up
-    assert problem.where == "catalog/three.yaml:10:18"
-    assert "flow sequence opened here is not closed" in problem.message and "found at 10:27" in problem.message
+    assert problem.where == "catalog/three.yaml:11:18"
+    assert "flow sequence opened here is not closed" in problem.message and "found at 11:27" in problem.message
     assert "document 2" in problem.message
     assert problem.severity == "error"
 
@@ -371,7 +408,7 @@ def test_many_megabytes_are_loaded_by_worker_processes_with_the_same_result(tmp_
     pooled = load_yaml_files(files, parallel_min_bytes=0)
     assert pooled == serial
     assert sum(len(f.documents) for f in pooled) == 30 * 20 + 8 + 1
-    assert [p.where for f in pooled for p in f.problems] == ["broken.yaml:8:5"]
+    assert [p.where for f in pooled for p in f.problems] == ["broken.yaml:9:5"]
 
 
 # --- the catalog API over HTTP

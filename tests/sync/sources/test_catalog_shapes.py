@@ -115,11 +115,15 @@ def test_a_document_that_claims_to_be_a_descriptor_and_is_broken_stays_an_error(
     ]
 
 
-def test_a_yaml_body_behind_a_url_skips_non_descriptors_too() -> None:
+def test_a_yaml_body_behind_a_url_skips_non_descriptors_too_and_yields_no_entity() -> None:
     facts = parse_catalog_api("catalog", "https://git.example/raw/mkdocs.yml", "site_name: x\n")
 
     assert facts.entities == ()
-    assert [p.severity for p in facts.problems] == ["note"]
+    # the document skipped, and the source, of no entity, an error naming it
+    assert [(p.where, p.severity) for p in facts.problems] == [
+        ("https://git.example/raw/mkdocs.yml", "error"),
+        ("https://git.example/raw/mkdocs.yml#1", "note"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -149,6 +153,7 @@ def test_a_yaml_error_names_where_the_construct_began_and_where_the_parser_gave_
     (tmp_path / "broken.yaml").write_text(text)
     (tmp_path / "good.yaml").write_text(
         "apiVersion: backstage.io/v1alpha1\nkind: Resource\nmetadata:\n  name: cart-db\nspec:\n  type: database\n"
+        "  owner: team-a\n"
     )
 
     facts = read_catalog("catalog", str(tmp_path))

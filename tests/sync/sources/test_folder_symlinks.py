@@ -10,7 +10,10 @@ from sync.sources.catalog import read_catalog_rows
 from sync.sources.versions import local_version
 from sync.store.fact_codec import EncodedFacts, encode_rows
 
-DESCRIPTOR = "apiVersion: backstage.io/v1alpha1\nkind: Resource\nmetadata: {{name: {name}}}\nspec: {{type: cache}}\n"
+DESCRIPTOR = (
+    "apiVersion: backstage.io/v1alpha1\nkind: Resource\nmetadata: {{name: {name}}}\n"
+    "spec: {{type: cache, owner: team-a}}\n"
+)
 
 
 def entity_names(location: Path) -> list[str]:
