@@ -87,6 +87,14 @@ def hygiene_counts(snapshot: Snapshot) -> dict[str, int]:
         "alias collisions": len(report.alias_collisions),
         "without owner": len(report.without_owner),
         "unresolved deploys": len(report.unresolved_deploys),
+        **(
+            {
+                "undeclared calls": len(report.drift.undeclared),
+                "unknown services": len(report.drift.unknown_services),
+            }
+            if report.drift is not None
+            else {}
+        ),
     }
 
 

@@ -129,6 +129,21 @@ def what_it_knows(found: Coverage) -> str:
     return f"{declared}; {found.with_observed_traffic:,} have observed traffic ({sources})."
 
 
+def drift_summary(found: Drift) -> str:
+    """`3 undeclared calls, 1 unobserved dependency, 2 unknown services`."""
+    return ", ".join(
+        (
+            _count(len(found.undeclared), "undeclared call", "undeclared calls"),
+            _count(len(found.unobserved), "unobserved dependency", "unobserved dependencies"),
+            _count(len(found.unknown_services), "unknown service", "unknown services"),
+        )
+    )
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
 def nothing_found(entity: str, direction: str, found: Coverage | None) -> str:
     """What an answer that finds no DEPENDENTS (or no DEPENDENCIES) says instead of "nothing":
     `No dependents of cert-manager-app are declared or observed. 0 of 499 components declare …`."""

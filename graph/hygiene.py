@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graph.drift import Drift, drift
 from graph.facts import Problem, SourceMark
 from graph.naming.names import AliasCollision
 from graph.snapshot import Snapshot
@@ -23,6 +24,7 @@ class LintReport:
     input_problems: tuple[Problem, ...]
     not_descriptors: tuple[Problem, ...] = ()  # YAML beside the descriptors: counted, not a problem
     failed_sources: tuple[SourceMark, ...] = ()  # whose last read gave nothing usable: answers lack them
+    drift: Drift | None = None  # where catalog and traffic disagree: reported, not a hygiene failure
 
     @property
     def clean(self) -> bool:
@@ -59,6 +61,7 @@ def lint(snapshot: Snapshot) -> LintReport:
         ),
         not_descriptors=tuple(p for p in snapshot.problems if p.note),
         failed_sources=tuple(sorted((m for m in snapshot.marks.values() if not m.ok), key=lambda m: m.name)),
+        drift=drift(snapshot),
     )
 
 

@@ -223,6 +223,19 @@ def lint_json(report: LintReport) -> Json:
         "input_problems": [str(p) for p in report.input_problems],
         "not_descriptors": [p.where for p in report.not_descriptors],
         "failed_sources": [{"name": m.name, "error": m.last_error} for m in report.failed_sources],
+        "drift": _drift_counts(report.drift),
+    }
+
+
+def _drift_counts(found: Drift | None) -> Json | None:
+    """Lint's line on drift: how many of each (`oncall-graph drift --json` lists them)."""
+    if found is None:
+        return None
+    return {
+        "undeclared": len(found.undeclared),
+        "unobserved": len(found.unobserved),
+        "unknown_services": len(found.unknown_services),
+        "coverage": coverage_json(found.coverage),
     }
 
 

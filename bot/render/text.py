@@ -26,7 +26,7 @@ from bot.render.wording import more_problems, problem_text, problems_heading, wi
 from bot.render.wording import summarized as _summarized
 from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
-from graph.drift import DEPENDENCIES, DEPENDENTS, Drift, nothing_found, what_it_knows
+from graph.drift import DEPENDENCIES, DEPENDENTS, Drift, drift_summary, nothing_found, what_it_knows
 from graph.facts import Deploy, Problem
 from graph.hygiene import LintReport
 from graph.naming.names import Resolution
@@ -271,7 +271,8 @@ def render_lint(report: LintReport) -> list[Text]:
         ("deploys naming no entity", [str(p) for p in report.unresolved_deploys]),
         ("input problems", [str(p) for p in report.input_problems]),
     )
-    skipped = Text(f"not a descriptor: {len(report.not_descriptors)} (skipped)", style="dim")
+    # Skipped on purpose, only counted: YAML that is no descriptor, spans that make no call.
+    skipped = Text(f"skipped on purpose: {len(report.not_descriptors)}", style="dim")
     lines = []
     for title, items in sections:
         if title == "sources that failed" and not items:
@@ -279,7 +280,10 @@ def render_lint(report: LintReport) -> list[Text]:
         lines.append(Text(f"{title}: {len(items)}", style="bold" if items else "green"))
         lines += [Text(f"  {item}") for item in items]
     lines.append(skipped)
-    lines += [Text(f"  {p.where}", style="dim") for p in report.not_descriptors]
+    lines += [Text(f"  {p.where}: {p.message}", style="dim") for p in report.not_descriptors]
+    if report.drift is not None:
+        lines.append(Text(f"drift: {drift_summary(report.drift)} (oncall-graph drift lists them)", style="cyan"))
+        lines.append(Text(f"coverage: {what_it_knows(report.drift.coverage)}", style="cyan"))
     return lines
 
 

@@ -57,10 +57,11 @@ def problem_text(problem: Problem) -> str:
 
 
 def problems_heading(found: SourceProblems) -> str:
-    """`3 problems in its last applied read (1 error; 2 files no descriptors, skipped)`."""
+    """`3 problems in its last applied read (1 error; 2 skipped on purpose)`: a YAML document that is
+    no descriptor, spans that make no call."""
     parts = [plural(found.errors, "error")] if found.errors else []
     if found.skipped:
-        parts.append(f"{plural(found.skipped, 'document')} not a descriptor, skipped")
+        parts.append(f"{found.skipped:,} skipped on purpose")
     detail = f" ({'; '.join(parts)})" if parts else ""
     return f"{plural(found.total, 'problem')} in its last applied read{detail}"
 

@@ -28,6 +28,7 @@ from bot.slack.deps import BotDeps
 from bot.slack.replies import reply_to_command
 from bot.slack.response_url import Responder, ResponseUrl
 from bot.telemetry.instrument import observed_query
+from graph.drift import coverage, what_it_knows
 from graph.visibility import Viewer
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,8 @@ def on_lag_command(ack: Ack, command: dict[str, Any], respond: Responder, deps: 
         with deps.work_slots:
             snapshot = deps.snapshot()
             counts = deps.hygiene(snapshot) if snapshot is not None else {}
-            report = format_lag(deps.lag(), hygiene=counts, now=deps.clock())
+            known = what_it_knows(coverage(snapshot)) if snapshot is not None else ""
+            report = format_lag(deps.lag(), hygiene=counts, now=deps.clock(), coverage=known)
             kwargs = message_kwargs(with_review_button(report, deps.pending_reviews()[0]))
         deps.poster(lambda: respond(**kwargs), what="graph-lag")
 

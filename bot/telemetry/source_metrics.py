@@ -35,7 +35,7 @@ def _families() -> tuple[GaugeMetricFamily, ...]:
     problems = GaugeMetricFamily(
         PROBLEMS,
         "Problems in the source's last applied read, by severity (error: a part dropped or a file unread;"
-        " warning: used with a caveat; note: no descriptor, skipped)",
+        " warning: used with a caveat; note: skipped on purpose, e.g. no descriptor)",
         labels=["source", "severity"],
     )
     return age, stale, held, state, problems

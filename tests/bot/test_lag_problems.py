@@ -141,3 +141,10 @@ def test_a_source_whose_first_attempt_failed_is_never_synced_with_the_reason_in_
     assert "docs:never* — never synced" in slack
     text = "\n".join(str(line) for line in _lag_lines(lag_json(report)))
     assert "never synced" in text and str(missing) in text
+
+
+def test_graph_lag_says_how_much_the_graph_can_know() -> None:
+    report = answer_lag([], [], T0, POLICY).report
+    known = "0 of 499 components declare dependencies; no trace source is configured."
+    text = str(format_lag(report, coverage=known).blocks)
+    assert "*Coverage*: 0 of 499 components declare dependencies; no trace source is configured." in text

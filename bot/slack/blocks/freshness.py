@@ -59,12 +59,14 @@ def format_lag(
     held: Mapping[str, str] | None = None,
     hygiene: Mapping[str, int] | None = None,
     now: datetime | None = None,
+    coverage: str = "",
 ) -> SlackMessage:
     """/graph-lag: each source's state (ok, stale, failing, held), age, last error and held change
     with its problems; then hygiene counts.
 
     `held` names sources with a change held for review (name -> reason), besides those the
-    report already carries; `hygiene` maps a problem ("dangling refs") to its count.
+    report already carries; `hygiene` maps a problem ("dangling refs") to its count; `coverage` says
+    how much the graph can know (how many components declare dependencies, how many had traffic).
     """
     held = dict(held or {})
     unhealthy = [f"{s.name} ({s.state})" for s in report.unhealthy] + [f"{n} ({HELD})" for n in sorted(held)]
@@ -72,6 +74,8 @@ def format_lag(
     verdict = f"⚠ *graph is stale*: {escape(', '.join(unhealthy))}" if unhealthy else "✅ *all sources fresh*"
     head = [header("Graph lag"), section(verdict)]
     tail = [section(_hygiene_line(hygiene))] if hygiene else []
+    if coverage:
+        tail.append(section(f"*Coverage*: {escape(coverage)}"))
     if now is not None:
         tail.append(context(f"checked at {utc(now)}"))
     lines = [_source_line(s, held.pop(s.name, "")) for s in report.sources]

@@ -71,3 +71,18 @@ def test_messaging_breaks_no_producer_but_the_broker_is_a_dependency_of_both_sid
 def test_under_the_default_floor_a_few_calls_are_noise_not_dependencies() -> None:
     code, data = run_json("--catalog", str(CATALOG), "--otlp", str(TRACES), "blast-radius", "orders-db")
     assert code == 0 and data["impacted"] == []  # three calls are fewer than the default ten
+
+
+def test_drift_and_lint_say_where_catalog_and_traffic_disagree() -> None:
+    code, drift = run_json("--catalog", str(CATALOG), "--otlp", str(TRACES), "drift", **FLOOR)
+    assert code == 0
+    undeclared = {(d["src"], d["dst"]) for d in drift["undeclared"]}
+    assert ("component:default/checkout", "resource:default/orders-db") in undeclared
+    assert all(d["calls"] >= 2 and d["sources"] for d in drift["undeclared"])
+    assert drift["unobserved"] == []  # the catalog declares nothing to miss
+    coverage = drift["coverage"]
+    assert coverage["declaring_dependencies"] == 0 and coverage["with_observed_traffic"] > 0
+    assert coverage["trace_sources"] == [f"otlp:{TRACES}"]
+    code, lint = run_json("--catalog", str(CATALOG), "--otlp", str(TRACES), "lint", **FLOOR)
+    assert lint["drift"]["undeclared"] == len(drift["undeclared"])
+    assert lint["drift"]["coverage"] == coverage
