@@ -6,6 +6,7 @@ good edges kept while /graph-lag names the failure; and a Jaeger answering empty
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections.abc import Callable
@@ -34,6 +35,17 @@ def answer(bot: Bot, fake_slack: FakeSlack, command: str, text: str, name: str) 
         assert parsed is not None, block
         parsed.validate_json()
     return text_of(response)
+
+
+def lag_until(bot: Bot, fake_slack: FakeSlack, shown: str) -> str:
+    """/graph-lag, asked every half second until it shows `shown` (a sync tick away) or time is up."""
+    deadline = time.monotonic() + SOURCE_DOWN_SECONDS
+    for attempt in itertools.count():
+        lag = answer(bot, fake_slack, "/graph-lag", "", f"lag-until-{attempt}")
+        if shown in lag or time.monotonic() > deadline:
+            return lag
+        time.sleep(0.5)
+    raise AssertionError("itertools.count never ends")
 
 
 def hops(shown: str) -> list[str]:
@@ -85,12 +97,7 @@ def test_the_service_graph_widens_the_blast_radius_in_slack_and_a_prometheus_gon
         assert f"✅ ok *{source}*" in lag
 
     # Prometheus is down: every sync from now on fails to reach it.
-    deadline = time.monotonic() + SOURCE_DOWN_SECONDS
-    for attempt in range(1_000):
-        lag = answer(bot, fake_slack, "/graph-lag", "", f"lag-down-{attempt}")
-        if f"❌ FAILING *{source}*" in lag or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+    lag = lag_until(bot, fake_slack, f"❌ FAILING *{source}*")
     assert f"graph is stale*: {source} (failing)" in lag
     assert f"❌ FAILING *{source}*" in lag and "last error:" in lag
     kept = answer(bot, fake_slack, "/blast-radius", "orders-db", "orders-after")
@@ -120,12 +127,7 @@ def test_a_jaeger_that_answers_empty_is_held_and_the_blast_radius_keeps_its_obse
         assert cited[0].endswith(" UTC, failures not reported] x1")
 
         jaeger.calls = []  # the query service answers, with no links at all: a read that would drop every edge
-        deadline = time.monotonic() + SOURCE_DOWN_SECONDS
-        for attempt in range(1_000):
-            lag = answer(bot, fake_slack, "/graph-lag", "", f"lag-empty-{attempt}")
-            if f"⏸ HELD *{source}*" in lag or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
+        lag = lag_until(bot, fake_slack, f"⏸ HELD *{source}*")
         assert f"⏸ HELD *{source}*" in lag and "change held for review: would drop 3 of 3 facts" in lag
         kept = answer(bot, fake_slack, "/blast-radius", "orders-db", "orders-after")
         assert no_dates(hops(kept)) == no_dates(cited)
