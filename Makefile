@@ -56,6 +56,7 @@ bench: install
 	$(BIN)/python -m bench.deploy_load_bench --apart $(if $(QUICK),--quick)
 	$(BIN)/python -m bench.restart_bench $(if $(QUICK),--quick)
 	$(BIN)/python -m bench.background_bench $(if $(QUICK),--quick)
+	$(BIN)/python -m bench.observed_bench $(if $(QUICK),--quick)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench/out

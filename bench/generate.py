@@ -142,6 +142,37 @@ def _generate(scenario: Scenario, folder: Path, expected: dict[str, object]) -> 
     return Catalog(scenario, folder, **stats)  # type: ignore[arg-type]
 
 
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """What a generated layered catalog holds, regenerated from its seed (nothing read from disk): its
+    services by layer (edge services first), datastores, hubs, and every dependency it declares."""
+
+    layers: tuple[tuple[str, ...], ...]
+    stores: tuple[str, ...]
+    hubs: tuple[str, ...]
+    declared: tuple[tuple[str, str], ...]  # (dependent, dependency) names, without their kinds
+
+
+def layout(scenario: Scenario) -> Layout:
+    """The names and declared dependencies of a layered scenario's catalog, for benchmarks that
+    make up traffic between its entities (`bench/observed_bench.py`)."""
+    if scenario.shape != "layered":
+        raise ValueError(f"{scenario.name}: only layered catalogs have layers")
+    specs, _, _ = _layered(scenario.entities, random.Random(scenario.seed))
+    layers: dict[int, list[str]] = {}
+    for spec in specs:
+        if spec.kind == "Component":
+            layers.setdefault(int(spec.tags[0].removeprefix("layer-")), []).append(spec.name)
+
+    def bare(ref: str) -> str:
+        return ref.rpartition(":")[2]
+
+    declared = [(s.name, bare(d)) for s in specs for d in s.depends_on]
+    declared += [(bare(d), s.name) for s in specs for d in s.dependency_of]
+    stores = tuple(s.name for s in specs if s.kind == "Resource" and s.name not in HUBS)
+    return Layout(tuple(tuple(layers[k]) for k in sorted(layers)), stores, HUBS, tuple(declared))
+
+
 # --- shapes ---------------------------------------------------------------------------------
 
 LAYER_SHARES = (0.25, 0.2, 0.2, 0.15, 0.12, 0.08)  # edge services first, platform services last

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from graph.naming.refs import short_name
 from graph.observed import calls_of, is_trace_source, total_calls
-from graph.redaction import names_hidden, redact_edge
+from graph.redaction import edge_redactor, hidden_from, names_hidden
 from graph.relations import propagates
-from graph.visibility import EVERYONE, Viewer, can_see
+from graph.visibility import EVERYONE, Viewer
 
 if TYPE_CHECKING:
     from graph.edges import EdgeFacts
@@ -64,15 +64,16 @@ def drift(snapshot: Snapshot, viewer: Viewer = EVERYONE) -> Drift:
     undeclared: list[UndeclaredCall] = []
     unobserved: list[EdgeFacts] = []
     traffic = _traffic(snapshot)
+    redact, hidden = edge_redactor(snapshot, viewer), hidden_from(snapshot, viewer)
     for edges in snapshot.out_edges.values():
         for e in edges:
-            if not (can_see(snapshot, e.src, viewer) and can_see(snapshot, e.dst, viewer)):
+            if hidden and (e.src in hidden or e.dst in hidden):
                 continue
             if e.observed and not e.declared:
                 calls = total_calls(calls_of(e, snapshot.calls))
-                undeclared.append(UndeclaredCall(redact_edge(snapshot, e, viewer), calls))
+                undeclared.append(UndeclaredCall(redact(e), calls))
             elif not e.observed and propagates(e.rel) and e.src in traffic and e.dst in traffic:
-                unobserved.append(redact_edge(snapshot, e, viewer))
+                unobserved.append(redact(e))
     unknown = [
         UnknownServiceCalls(
             u.name,

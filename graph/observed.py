@@ -15,17 +15,15 @@ failure; a broker the spans name that maps to an entity is a dependency of both 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from functools import lru_cache
 
+from graph.edges import EdgeFacts, new_citation, new_edge_facts
 from graph.evidence import OBSERVED
 from graph.facts import Assertion, CallCount, Citation, Entity, Observation
 from graph.naming.names import AliasIndex, match
 from graph.relations import CALLS, DEPENDS_ON, RUNTIME_KINDS, SENDS_TO, propagates
-
-if TYPE_CHECKING:
-    from graph.edges import EdgeFacts
 
 SERVICE_NAME_ANNOTATION = "oncall-graph/service-name"
 KUBERNETES_ID_ANNOTATION = "backstage.io/kubernetes-id"
@@ -193,10 +191,16 @@ def dress(edge: EdgeFacts, calls: CallTable) -> EdgeFacts:
     edges shown, so a poll that changes only the counts never rebuilds the graph."""
     if not edge.observed or not calls:
         return edge
+    # The slot fillers, not `dataclasses.replace`: `drift` dresses every undeclared call (bench: 150k
+    # at 100k entities, where `replace` alone took a second).
     cited = tuple(
-        replace(c, locator=describe(c, calls.get(c.origin))) if c.evidence == OBSERVED else c for c in edge.citations
+        new_citation(c.source, describe(c, calls.get(c.origin)), c.origin, c.text, c.extracted, c.evidence)
+        if c.evidence == OBSERVED
+        else c
+        for c in edge.citations
     )
-    return replace(edge, citations=cited)
+    e = edge
+    return new_edge_facts(e.src, e.rel, e.dst, cited, e.weight, e.extracted, e.soft, e.via, e.observed)
 
 
 def window_text(seconds: int) -> str:
@@ -207,5 +211,7 @@ def window_text(seconds: int) -> str:
     return f"{seconds} s"
 
 
+@lru_cache(maxsize=256)
 def _utc(moment: datetime) -> str:
+    # Cached: the counts of one read share their window's end, and `drift` describes every call.
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -64,6 +64,9 @@ def _merged(counted: Iterable[CountedCall]) -> list[CountedCall]:
         by_pair.setdefault((call.client, call.server), []).append(call)
     merged = []
     for (client, server), calls in sorted(by_pair.items()):
+        if len(calls) == 1:  # nearly every pair: an API answers each once (bench: 2 s of 200k edges)
+            merged.append(calls[0])
+            continue
         direct = [c for c in calls if c.connection != MESSAGING] or calls
         connection = max(direct, key=lambda c: (c.calls, c.connection)).connection
         total, failed = sum(c.calls for c in calls), sum(c.failed for c in calls)

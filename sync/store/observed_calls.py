@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from sqlalchemy import Engine, select
 
@@ -50,6 +51,8 @@ def _first_seen(count: CallCount, before: dict[str, datetime | None]) -> datetim
     return min([*known, count.last_seen])
 
 
+@lru_cache(maxsize=1024)
 def _utc(moment: datetime) -> datetime:
-    # SQLite hands back naive datetimes; everything stored is UTC.
+    # SQLite hands back naive datetimes; everything stored is UTC. Cached: a read's rows share its
+    # time, and a poll reads every row twice (200k at the bench's 100k entities: 0.4 s uncached).
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

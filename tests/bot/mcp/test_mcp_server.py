@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -67,9 +67,10 @@ def acme_db(tmp_path: Path) -> str:
 
 
 @asynccontextmanager
-async def mcp_session(cwd: Path, *global_args: str) -> AsyncIterator[ClientSession]:
+async def mcp_session(cwd: Path, *global_args: str, viewer: Sequence[str] = ()) -> AsyncIterator[ClientSession]:
+    """A session with `oncall-graph [global_args] mcp [viewer]` (`--all`, `--as-channel ID`)."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "bot.cli", *global_args, "mcp"], env=_env(), cwd=cwd
+        command=sys.executable, args=["-m", "bot.cli", *global_args, "mcp", *viewer], env=_env(), cwd=cwd
     )
     with (cwd / "mcp-stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
