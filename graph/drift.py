@@ -53,14 +53,27 @@ class UnknownServiceCalls:
 
 @dataclass(frozen=True, slots=True)
 class Drift:
+    """Each list most telling first (the busiest undeclared calls and unknown services), at most
+    `limit` of each; `totals` counts them all."""
+
     undeclared: tuple[UndeclaredCall, ...]
     unobserved: tuple[EdgeFacts, ...]
     unknown_services: tuple[UnknownServiceCalls, ...]
     coverage: Coverage
+    totals: tuple[int, int, int] = (0, 0, 0)  # undeclared, unobserved, unknown services
+    limit: int | None = None
+
+    @property
+    def cut(self) -> bool:
+        shown = (len(self.undeclared), len(self.unobserved), len(self.unknown_services))
+        return shown != self.totals
 
 
-def drift(snapshot: Snapshot, viewer: Viewer = EVERYONE) -> Drift:
-    """The disagreements a viewer may see: edges between entities they may not see are left out."""
+def drift(snapshot: Snapshot, viewer: Viewer = EVERYONE, *, limit: int | None = None) -> Drift:
+    """The disagreements a viewer may see: edges between entities they may not see are left out.
+
+    A graph of 100k entities mostly observed can disagree on 300k edges (58 MB of JSON): `limit`
+    keeps the first of each list, which people and agents can read, and the totals say how many."""
     undeclared: list[UndeclaredCall] = []
     unobserved: list[EdgeFacts] = []
     traffic = _traffic(snapshot)
@@ -70,10 +83,9 @@ def drift(snapshot: Snapshot, viewer: Viewer = EVERYONE) -> Drift:
             if hidden and (e.src in hidden or e.dst in hidden):
                 continue
             if e.observed and not e.declared:
-                calls = total_calls(calls_of(e, snapshot.calls))
-                undeclared.append(UndeclaredCall(redact(e), calls))
+                undeclared.append(UndeclaredCall(e, total_calls(calls_of(e, snapshot.calls))))
             elif not e.observed and propagates(e.rel) and e.src in traffic and e.dst in traffic:
-                unobserved.append(redact(e))
+                unobserved.append(e)
     unknown = [
         UnknownServiceCalls(
             u.name,
@@ -84,11 +96,18 @@ def drift(snapshot: Snapshot, viewer: Viewer = EVERYONE) -> Drift:
         for u in snapshot.unknown_services
         if not names_hidden(snapshot, u.name, viewer)
     ]
+    undeclared.sort(key=lambda u: (-u.calls, u.edge.src, u.edge.dst))
+    unobserved.sort(key=lambda e: (e.src, e.dst))
+    unknown.sort(key=lambda u: (-u.calls, u.name, u.side))
+    totals = (len(undeclared), len(unobserved), len(unknown))
+    # Only what is shown is redacted and dressed with its calls.
     return Drift(
-        tuple(sorted(undeclared, key=lambda u: (-u.calls, u.edge.src, u.edge.dst))),
-        tuple(sorted(unobserved, key=lambda e: (e.src, e.dst))),
-        tuple(sorted(unknown, key=lambda u: (-u.calls, u.name, u.side))),
+        tuple(UndeclaredCall(redact(u.edge), u.calls) for u in undeclared[:limit]),
+        tuple(redact(e) for e in unobserved[:limit]),
+        tuple(unknown[:limit]),
         coverage(snapshot),
+        totals,
+        limit,
     )
 
 
@@ -132,11 +151,12 @@ def what_it_knows(found: Coverage) -> str:
 
 def drift_summary(found: Drift) -> str:
     """`3 undeclared calls, 1 unobserved dependency, 2 unknown services`."""
+    undeclared, unobserved, unknown = found.totals
     return ", ".join(
         (
-            _count(len(found.undeclared), "undeclared call", "undeclared calls"),
-            _count(len(found.unobserved), "unobserved dependency", "unobserved dependencies"),
-            _count(len(found.unknown_services), "unknown service", "unknown services"),
+            _count(undeclared, "undeclared call", "undeclared calls"),
+            _count(unobserved, "unobserved dependency", "unobserved dependencies"),
+            _count(unknown, "unknown service", "unknown services"),
         )
     )
 

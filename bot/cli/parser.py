@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from bot.query.durations import parse_instant, parse_window
+from bot.query.lookup import DRIFT_LIMIT
 from sync.sources.kinds import SOURCE_KINDS, SourceKind
 
 QUERY_COMMANDS = frozenset({"blast-radius", "suspects", "path", "resolve", "ask", "lint", "drift"})
@@ -25,6 +26,12 @@ def _typed(parse: Callable[[str], object]) -> Callable[[str], object]:
 def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise ValueError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+def _count(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
+        raise ValueError(f"expected a whole number >= 0, got {text[:40]!r}")
     return int(text)
 
 
@@ -73,7 +80,16 @@ def build_parser(kinds: Sequence[SourceKind] = SOURCE_KINDS) -> argparse.Argumen
     commands.add_parser("resolve", help="the canonical entity for a name").add_argument("name")
     commands.add_parser("ask", help="a free-text question").add_argument("question")
     commands.add_parser("lint", help="the hygiene report")
-    commands.add_parser("drift", help="where the catalog and the traffic disagree, and how much the graph can know")
+    drift = commands.add_parser(
+        "drift", help="where the catalog and the traffic disagree, and how much the graph can know"
+    )
+    drift.add_argument(
+        "--limit",
+        type=_typed(_count),
+        default=DRIFT_LIMIT,
+        metavar="N",
+        help=f"at most N of each list, the busiest first (default {DRIFT_LIMIT}; 0: all)",
+    )
     sync = commands.add_parser("sync", help="one sync of the configured sources into the database")
     sync.add_argument("--accept", metavar="SOURCE", action="append", default=[], help="apply a held change")
     commands.add_parser("lag", help="how fresh each source is")

@@ -15,7 +15,7 @@ from bot.query.ask import answer_ask
 from bot.query.blast import answer_blast, answer_suspects
 from bot.query.bundle import SUSPECTS_DEPTH, BlastQuery, SuspectsQuery
 from bot.query.durations import parse_window
-from bot.query.lookup import answer_drift, answer_path, answer_resolve
+from bot.query.lookup import DRIFT_LIMIT, answer_drift, answer_path, answer_resolve
 from bot.query.replies import ask_reply, blast_reply, path_reply, resolve_reply, suspects_reply
 from bot.render import json as render_json
 from graph.freshness import StalePolicy
@@ -76,15 +76,15 @@ def _text(tool: str, arguments: Mapping[str, Any], key: str, default: str | None
     return value
 
 
-def _depth(tool: str, arguments: Mapping[str, Any], default: int | None) -> int | None:
-    value = arguments.get("depth", default)
+def _depth(tool: str, arguments: Mapping[str, Any], default: int | None, *, key: str = "depth") -> int | None:
+    value = arguments.get(key, default)
     if value is None:
         return None
     # JSON has one number type: accept 2.0, refuse 2.5, true and "2".
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ToolInputError(f"{tool}: argument 'depth' must be a whole number >= 1, got {value!r}")
+        raise ToolInputError(f"{tool}: argument {key!r} must be a whole number >= 1, got {value!r}")
     return value
 
 
@@ -132,7 +132,9 @@ def _lag(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
 
 
 def _drift(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
-    return render_json.drift_json(answer_drift(access.snapshot(), access.viewer, access.clock(), access.policy).report)
+    limit = _depth("drift", arguments, DRIFT_LIMIT, key="limit")
+    found = answer_drift(access.snapshot(), access.viewer, access.clock(), access.policy, limit=limit)
+    return render_json.drift_json(found.report)
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -235,8 +237,19 @@ TOOLS: tuple[ToolSpec, ...] = (
         "lists declared dependencies between two entities that both had traffic in the window yet were never seen "
         "calling each other; 'unknown_services' lists telemetry names no entity answers to ({name, calls, side}); "
         "'coverage' counts the components, how many declare dependencies and how many had observed traffic. "
-        "Read 'coverage' before trusting an empty blast radius. Same JSON as `oncall-graph drift --json`.",
-        _schema({}, []),
+        "Read 'coverage' before trusting an empty blast radius. Each list holds at most 'limit' entries, the "
+        "busiest first; 'totals' counts them all. Same JSON as `oncall-graph drift --json`.",
+        _schema(
+            {
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "default": DRIFT_LIMIT,
+                    "description": "at most this many of each list",
+                }
+            },
+            [],
+        ),
         _drift,
     ),
 )

@@ -35,6 +35,12 @@ def answer_lint(snapshot: Snapshot, viewer: Viewer, now: datetime, policy: Stale
     return LintAnswer(lint(snapshot), freshness_of(snapshot, now, policy))
 
 
-def answer_drift(snapshot: Snapshot, viewer: Viewer, now: datetime, policy: StalePolicy) -> DriftAnswer:
-    """Where the catalog and the traffic disagree: edges between entities this viewer may not see left out."""
-    return DriftAnswer(drift(snapshot, viewer), freshness_of(snapshot, now, policy))
+DRIFT_LIMIT = 200  # of each list: what a person or an agent reads; the totals count the rest
+
+
+def answer_drift(
+    snapshot: Snapshot, viewer: Viewer, now: datetime, policy: StalePolicy, *, limit: int | None = None
+) -> DriftAnswer:
+    """Where the catalog and the traffic disagree: edges between entities this viewer may not see left
+    out; at most `limit` of each list (None or 0: all)."""
+    return DriftAnswer(drift(snapshot, viewer, limit=limit or None), freshness_of(snapshot, now, policy))

@@ -69,7 +69,7 @@ def reply(
         report = answer_lint(snapshot, EVERYONE, wall, policy).report
         return Reply(EXIT_OK, render_json.lint_json(report), lambda: render_text.render_lint(report))
     if command == "drift":
-        drifted = answer_drift(snapshot, EVERYONE, wall, policy).report
+        drifted = answer_drift(snapshot, EVERYONE, wall, policy, limit=args.limit).report
         return Reply(EXIT_OK, render_json.drift_json(drifted), lambda: render_text.render_drift(drifted))
     if command == "ask":
         return ask_reply(answer_ask(snapshot, args.question, EVERYONE, now, policy, model, wall=wall))

@@ -231,10 +231,11 @@ def _drift_counts(found: Drift | None) -> Json | None:
     """Lint's line on drift: how many of each (`oncall-graph drift --json` lists them)."""
     if found is None:
         return None
+    undeclared, unobserved, unknown = found.totals
     return {
-        "undeclared": len(found.undeclared),
-        "unobserved": len(found.unobserved),
-        "unknown_services": len(found.unknown_services),
+        "undeclared": undeclared,
+        "unobserved": unobserved,
+        "unknown_services": unknown,
         "coverage": coverage_json(found.coverage),
     }
 
@@ -254,6 +255,8 @@ def drift_json(report: Drift) -> Json:
             for u in report.unknown_services
         ],
         "coverage": coverage_json(report.coverage),
+        "totals": dict(zip(("undeclared", "unobserved", "unknown_services"), report.totals, strict=True)),
+        "limit": report.limit,
     }
 
 

@@ -245,19 +245,31 @@ def render_answer(answer: Answer, phrasing: Phrasing | None = None) -> list[Text
 def render_drift(report: Drift) -> list[Text]:
     """Where the catalog and the traffic disagree, then how much the graph can know."""
     heading = "bold underline"
-    lines = [Text("drift: where the catalog and the traffic disagree", style="bold")]
-    lines.append(Text(f"undeclared: called, declared nowhere ({len(report.undeclared)})", style=heading))
-    lines += [Text(f"  {cite_edge(u.edge)}  {u.calls:,} calls") for u in report.undeclared]
-    lines.append(Text(f"unobserved: declared, both ends busy, never seen calling ({len(report.unobserved)})", heading))
-    lines += [Text(f"  {cite_edge(e)}") for e in report.unobserved]
-    lines.append(Text(f"unknown services: no entity answers to ({len(report.unknown_services)})", style=heading))
+    undeclared, unobserved, unknown = report.totals
     hint = "map it: an alias, or the oncall-graph/service-name annotation"
+    lines = [Text("drift: where the catalog and the traffic disagree", style="bold")]
+    lines.append(Text(f"undeclared: called, declared nowhere ({undeclared:,})", style=heading))
+    lines += [Text(f"  {cite_edge(u.edge)}  {u.calls:,} calls") for u in report.undeclared]
+    lines += _more(undeclared - len(report.undeclared))
+    lines.append(Text(f"unobserved: declared, both ends busy, never seen calling ({unobserved:,})", heading))
+    lines += [Text(f"  {cite_edge(e)}") for e in report.unobserved]
+    lines += _more(unobserved - len(report.unobserved))
+    lines.append(Text(f"unknown services: no entity answers to ({unknown:,})", style=heading))
     lines += [
         Text(f"  {u.name} ({u.side}, {u.calls:,} calls) [{', '.join(u.sources)}]  {hint}")
         for u in report.unknown_services
     ]
+    lines += _more(unknown - len(report.unknown_services))
     lines.append(Text(f"coverage: {what_it_knows(report.coverage)}", style="cyan"))
     return lines
+
+
+def _more(left_out: int) -> list[Text]:
+    return (
+        [Text(f"  … and {left_out:,} more (--limit N shows more, --json with --limit 0 all)", style="dim")]
+        if left_out
+        else []
+    )
 
 
 def render_lint(report: LintReport) -> list[Text]:

@@ -187,3 +187,15 @@ def test_the_blast_radius_shows_calls_for_everyone_too() -> None:
     assert impact.edges[0].sources == (
         "service-graph http://prometheus:9090 · 1,200 calls in 1 d to 2026-12-06 03:00 UTC, 0% failed",
     )
+
+
+def test_drift_keeps_the_busiest_of_each_list_and_counts_them_all() -> None:
+    counts = tuple(
+        CallCount(f"{SOURCE}: {a} -> {b}", calls, 0, 604_800, SEEN)
+        for a, b, calls in (("checkoutservice", "cartservice", 50), ("payments", "accounting", 900))
+    )
+    snap = shop(seen("checkoutservice", "cartservice"), seen("payments", "accounting"), calls=counts)
+    found = drift(snap, limit=1)
+    assert [(u.edge.src, u.calls) for u in found.undeclared] == [(PAYMENTS, 900)]
+    assert found.totals == (2, 0, 0) and found.cut
+    assert not drift(snap).cut
