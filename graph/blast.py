@@ -102,27 +102,45 @@ class BlastRadius:
         positions, hops, degraded = self._ranked(limit + len(restricted_refs(self.snapshot)))
         refs = walk_index(self.snapshot).refs
         memo: dict[tuple[bool, int], _Path] = {}
-        # Redacting for a viewer who sees everything changes nothing, and took a third of the time
-        # to list 100k impacted entities (bench dense-100k).
-        sees_all = self.viewer.everything or not restricted_refs(self.snapshot)
-        calls = self.snapshot.calls
+        sees_all = self._sees_all
         found = 0
         for position, hop, soft in zip(positions.tolist(), hops.tolist(), degraded.tolist(), strict=True):
-            ref = refs[position]
             if found == limit:
                 break
-            if not (sees_all or can_see(self.snapshot, ref, self.viewer)):
-                continue
-            path, edges = self._path(position, hop, not soft, memo)
-            owners = self.snapshot.owners(ref)
-            hidden = 0
-            if not sees_all:
-                path, edges, hidden = redact_path(self.snapshot, path, edges, self.viewer)
-                owners = visible(self.snapshot, owners, self.viewer)
-            elif calls:  # redaction dresses observed citations with their calls; here, without it
-                edges = tuple(dress(e, calls) for e in edges)
-            found += 1
-            yield Impact(ref, hop, DEGRADES if soft else BREAKS, path, edges, owners, hidden)
+            impact = self._impact(refs[position], position, hop, bool(soft), memo, sees_all)
+            if impact is not None:
+                found += 1
+                yield impact
+
+    def impact_of(self, ref: str) -> Impact | None:
+        """`ref` as `impacted` lists it (its hops, path and owners), or None: not impacted, or hidden."""
+        position = walk_index(self.snapshot).position.get(ref)
+        if position is None or self._all[position] <= 0:
+            return None
+        hard = int(self._hard[position])
+        soft = hard <= 0
+        return self._impact(ref, position, int(self._all[position]) if soft else hard, soft, {}, self._sees_all)
+
+    @property
+    def _sees_all(self) -> bool:
+        # Redacting for a viewer who sees everything changes nothing, and took a third of the time
+        # to list 100k impacted entities (bench dense-100k).
+        return self.viewer.everything or not restricted_refs(self.snapshot)
+
+    def _impact(
+        self, ref: str, position: int, hop: int, soft: bool, memo: dict[tuple[bool, int], _Path], sees_all: bool
+    ) -> Impact | None:
+        if not (sees_all or can_see(self.snapshot, ref, self.viewer)):
+            return None
+        path, edges = self._path(position, hop, not soft, memo)
+        owners = self.snapshot.owners(ref)
+        hidden = 0
+        if not sees_all:
+            path, edges, hidden = redact_path(self.snapshot, path, edges, self.viewer)
+            owners = visible(self.snapshot, owners, self.viewer)
+        elif calls := self.snapshot.calls:  # redaction dresses observed citations with their calls; here not
+            edges = tuple(dress(e, calls) for e in edges)
+        return Impact(ref, hop, DEGRADES if soft else BREAKS, path, edges, owners, hidden)
 
     def subjects(self, *, nearest: int = NEAREST) -> tuple[str, ...]:
         """The entities this answer is about, most important first (whose runbook passages to

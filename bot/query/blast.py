@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.query.bundle import BlastAnswer, BlastQuery, Resolved, SuspectsAnswer, SuspectsQuery
+from bot.query.live import LiveSource, begin, looked
 from bot.render.freshness import freshness_of
 from graph.blast import blast_radius
 from graph.freshness import StalePolicy
+from graph.live import live_suspects
 from graph.passages import cite_passages
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
@@ -22,27 +24,42 @@ def resolve_name(snapshot: Snapshot, name: str, viewer: Viewer) -> Resolved:
 
 
 def answer_blast(
-    snapshot: Snapshot, query: BlastQuery, viewer: Viewer, now: datetime, policy: StalePolicy
+    snapshot: Snapshot,
+    query: BlastQuery,
+    viewer: Viewer,
+    now: datetime,
+    policy: StalePolicy,
+    live: LiveSource | None = None,
 ) -> BlastAnswer:
-    """What breaks if the named entity goes down, with the passages to quote."""
+    """What breaks if the named entity goes down, with the passages to quote and, with a live port,
+    what is failing now (read while the graph is walked)."""
     resolved = resolve_name(snapshot, query.name, viewer)
     freshness = freshness_of(snapshot, now, policy)
     if resolved.entity is None:
         return BlastAnswer(query, resolved, freshness)
+    pending = begin(live)
     result = blast_radius(snapshot, resolved.entity, max_depth=query.depth, viewer=viewer)
     quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
-    return BlastAnswer(query, resolved, freshness, result, quoted)
+    return BlastAnswer(query, resolved, freshness, result, quoted, looked(snapshot, pending, viewer))
 
 
 def answer_suspects(
-    snapshot: Snapshot, query: SuspectsQuery, viewer: Viewer, now: datetime, policy: StalePolicy
+    snapshot: Snapshot,
+    query: SuspectsQuery,
+    viewer: Viewer,
+    now: datetime,
+    policy: StalePolicy,
+    live: LiveSource | None = None,
 ) -> SuspectsAnswer:
-    """What the named entity depends on and which of those were deployed in the window ending `query.at`."""
+    """What the named entity depends on and which of those were deployed in the window ending `query.at`;
+    with a live port, those failing now first."""
     resolved = resolve_name(snapshot, query.name, viewer)
     freshness = freshness_of(snapshot, now, policy)
     if resolved.entity is None:
         return SuspectsAnswer(query, resolved, freshness)
+    pending = begin(live)
     at = query.at or now
     result = suspects(snapshot, resolved.entity, now=at, window=query.since, max_depth=query.depth, viewer=viewer)
     quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
-    return SuspectsAnswer(query, resolved, freshness, result, quoted)
+    present = looked(snapshot, pending, viewer)
+    return SuspectsAnswer(query, resolved, freshness, live_suspects(result, present), quoted, present)
