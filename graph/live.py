@@ -259,6 +259,10 @@ class LiveBlast:
         return tuple(impact for impact, _ in found)
 
     @cached_property
+    def now_refs(self) -> frozenset[str]:
+        return frozenset(impact.entity for impact in self.now)
+
+    @cached_property
     def not_yet(self) -> tuple[Impact, ...]:
         """The impacted entities predicted to break whose own hop was seen calling without failing, nearest first."""
         calm = {src for (src, _), (calls, failed) in self.present.hops.items() if calls and not _failing(calls, failed)}
@@ -282,7 +286,7 @@ class LiveBlast:
         """The first `limit` entries in the order an answer lists them: `now`, then `nearest` without them."""
         yield from self.now[:limit]
         shown = min(limit, len(self.now))
-        listed = {impact.entity for impact in self.now}
+        listed = self.now_refs
         for impact in self.result.iter_nearest(limit - shown + len(listed)):
             if shown >= limit:
                 return

@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -95,6 +95,14 @@ class SharedRead(Generic[T]):
         threading.Thread(target=self._run, args=(future,), name="live-read", daemon=True).start()
         return future
 
+    def settle(self, timeout: float) -> None:
+        """Wait up to `timeout` seconds for the read in flight: a process must not exit under it (a
+        daemon thread torn down in the middle of its request can crash the interpreter's exit)."""
+        with self._lock:
+            current = self._current
+        if current is not None:
+            wait([current], timeout=timeout)
+
     def _run(self, future: Future[T]) -> None:
         try:
             result = self._read()
@@ -143,6 +151,12 @@ class LiveFeed:
             return LiveNow(reading, found[0], self.incidents_from, found[1])
 
         return wait
+
+    def settle(self) -> None:
+        """Before the process exits: the reads in flight end (each within the deadline)."""
+        for shared in (self.calls, self.incidents):
+            if shared is not None:
+                shared.settle(self.config.deadline + 1.0)
 
     def _within(self, future: Future[T], began: float) -> T | str:
         """The read's result, or why there is none: not within the deadline counted from `began`."""
