@@ -67,9 +67,10 @@ def reply_to_command(
         return format_refusal(f"Usage: {usage}")
     now, policy = deps.clock(), deps.stale_policy
     if command == BLAST:
-        return blast_message(deps, answer_blast(snapshot, BlastQuery(name, depth), viewer, now, policy), shared=shared)
-    bundle = answer_suspects(snapshot, SuspectsQuery(name, since=window), viewer, now, policy)
-    return suspects_message(deps, bundle, snapshot, shared=shared)
+        bundle = answer_blast(snapshot, BlastQuery(name, depth), viewer, now, policy, deps.live)
+        return blast_message(deps, bundle, shared=shared)
+    found = answer_suspects(snapshot, SuspectsQuery(name, since=window), viewer, now, policy, deps.live)
+    return suspects_message(deps, found, snapshot, shared=shared)
 
 
 def unresolved_message(deps: BotDeps, command: str, name: str, resolved: Resolved) -> SlackMessage:
@@ -83,7 +84,7 @@ def blast_message(deps: BotDeps, bundle: BlastAnswer, *, shared: bool) -> SlackM
         return unresolved_message(deps, BLAST, bundle.query.name, bundle.resolved)
     note_entities(result.failed)
     note_counts(impacted=result.impacted_count)
-    message = format_blast_radius(result, bundle.freshness, shared=shared, passages=bundle.passages)
+    message = format_blast_radius(result, bundle.freshness, shared=shared, passages=bundle.passages, live=bundle.live)
     return replace(message, draw_picture=lambda: blast_dot(result))
 
 
@@ -94,7 +95,7 @@ def suspects_message(deps: BotDeps, bundle: SuspectsAnswer, snapshot: Snapshot, 
         return unresolved_message(deps, SUSPECTS, bundle.query.name, bundle.resolved)
     note_entities(found.entity)
     note_counts(dependencies=len(found.dependencies))
-    message = format_suspects(found, bundle.freshness, shared=shared, passages=bundle.passages)
+    message = format_suspects(found, bundle.freshness, shared=shared, passages=bundle.passages, live=bundle.live)
     return replace(message, draw_picture=lambda: suspects_dot(found, snapshot))
 
 
@@ -132,5 +133,7 @@ def alert_message(deps: BotDeps, bundle: AlertAnswer, snapshot: Snapshot, *, met
         return format_unresolved(name, bundle.resolved.resolution, command="suspects")
     note_entities(found.entity)
     note_counts(dependencies=len(found.dependencies), impacted=impact.impacted_count)
-    message = format_alert_reply(found, impact, bundle.freshness, passages=bundle.passages, phrasing=bundle.phrasing)
+    message = format_alert_reply(
+        found, impact, bundle.freshness, passages=bundle.passages, phrasing=bundle.phrasing, live=bundle.live
+    )
     return replace(message, draw_picture=lambda: alert_dot(found, impact, snapshot))
