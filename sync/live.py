@@ -169,6 +169,7 @@ class LiveFeed:
             return f"the read failed ({type(exc).__name__})"
 
     def _reading(self, *, at: datetime | None = None, calls: tuple[LiveCall, ...] = (), error: str = "") -> LiveReading:
+        """A reading; one with an `error` has no time: nothing it shows is from any moment."""
         return LiveReading(self.source, at, self.config.window_seconds, calls, error)
 
     def _read_calls(self) -> LiveReading:
@@ -183,13 +184,13 @@ class LiveFeed:
                 counted, _ = counted_calls(self.source, body, traces.metric_prefix)
         except FetchError as exc:
             log.warning("live calls not read from %s: %s", self.source, exc)
-            return self._reading(at=at, error=str(exc))
+            return self._reading(error=str(exc))
         summed: dict[tuple[str, str], tuple[int, int]] = {}
         for call in counted:  # one hop whatever the connection type
             calls, failed = summed.get((call.client, call.server), (0, 0))
             summed[(call.client, call.server)] = (calls + call.calls, failed + call.failed)
         if not any(calls for calls, _ in summed.values()):
-            return self._reading(at=at, error=f"no calls counted in the last {window_text(config.window_seconds)}")
+            return self._reading(error=f"no calls counted in the last {window_text(config.window_seconds)}")
         found = tuple(LiveCall(c, s, calls, failed) for (c, s), (calls, failed) in sorted(summed.items()) if calls)
         return self._reading(at=at, calls=found)
 
