@@ -52,7 +52,7 @@ def split_suspects_args(text: str) -> tuple[str, timedelta]:
 def reply_to_command(
     deps: BotDeps, snapshot: Snapshot | None, command: str, text: str, viewer: Viewer, *, shared: bool = False
 ) -> SlackMessage:
-    """Parse the command's text, ask the query layer, render its bundle."""
+    """Parse the command's text, ask the query layer, render its bundle: the CPU work in `deps.work_slots`."""
     if snapshot is None:
         return format_refusal(LOADING)
     if command == BLAST:
@@ -65,12 +65,15 @@ def reply_to_command(
     if not name:
         usage = "/blast-radius NAME [depth]" if command == BLAST else "/suspects NAME [since, e.g. 6h]"
         return format_refusal(f"Usage: {usage}")
-    now, policy = deps.clock(), deps.stale_policy
+    # The walk and the rendering each in a work slot; the wait for the live part between them in none.
+    now, policy, slots = deps.clock(), deps.stale_policy, deps.work_slots
     if command == BLAST:
-        bundle = answer_blast(snapshot, BlastQuery(name, depth), viewer, now, policy, deps.live)
-        return blast_message(deps, bundle, shared=shared)
-    found = answer_suspects(snapshot, SuspectsQuery(name, since=window), viewer, now, policy, deps.live)
-    return suspects_message(deps, found, snapshot, shared=shared)
+        bundle = answer_blast(snapshot, BlastQuery(name, depth), viewer, now, policy, deps.live, cpu=slots)
+        with slots:
+            return blast_message(deps, bundle, shared=shared)
+    found = answer_suspects(snapshot, SuspectsQuery(name, since=window), viewer, now, policy, deps.live, cpu=slots)
+    with slots:
+        return suspects_message(deps, found, snapshot, shared=shared)
 
 
 def unresolved_message(deps: BotDeps, command: str, name: str, resolved: Resolved) -> SlackMessage:
