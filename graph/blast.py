@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -114,12 +114,23 @@ class BlastRadius:
 
     def impact_of(self, ref: str) -> Impact | None:
         """`ref` as `impacted` lists it (its hops, path and owners), or None: not impacted, or hidden."""
-        position = walk_index(self.snapshot).position.get(ref)
-        if position is None or self._all[position] <= 0:
-            return None
-        hard = int(self._hard[position])
-        soft = hard <= 0
-        return self._impact(ref, position, int(self._all[position]) if soft else hard, soft, {}, self._sees_all)
+        return self.impacts_of((ref,)).get(ref)
+
+    def impacts_of(self, refs: Iterable[str]) -> dict[str, Impact]:
+        """Each of `refs` that is impacted and visible, as `impacted` lists it (paths sharing their prefixes)."""
+        position, sees_all = walk_index(self.snapshot).position, self._sees_all
+        memo: dict[tuple[bool, int], _Path] = {}
+        found = {}
+        for ref in refs:
+            at = position.get(ref)
+            if at is None or self._all[at] <= 0:
+                continue
+            hard = int(self._hard[at])
+            soft = hard <= 0
+            impact = self._impact(ref, at, int(self._all[at]) if soft else hard, soft, memo, sees_all)
+            if impact is not None:
+                found[ref] = impact
+        return found
 
     @property
     def _sees_all(self) -> bool:

@@ -207,17 +207,7 @@ def present(
     """The live reading's calls by entity refs (names no entity answers to, and traffic from outside,
     are left out), and the open incidents by the entity their PagerDuty service maps to
     (`pagerduty.com/service-id`)."""
-    hops: dict[tuple[str, str], tuple[int, int]] = {}
-    if reading is not None and not reading.error:
-        names = _service_names(snapshot)
-        for call in reading.calls:
-            if call.client.strip().lower() in VIRTUAL_CLIENTS:
-                continue
-            src, dst = names.ref(call.client), names.ref(call.server)
-            if src is None or dst is None or src == dst:
-                continue
-            calls, failed = hops.get((src, dst), (0, 0))
-            hops[(src, dst)] = (calls + call.calls, failed + call.failed)
+    hops = _hops(snapshot, reading) if reading is not None and not reading.error else {}
     by_entity: dict[str, list[Incident]] = {}
     services = pagerduty_services(snapshot)
     for incident in incidents:
@@ -248,10 +238,7 @@ class LiveBlast:
         """The impacted entities failing now or with an open incident, as this viewer may see them."""
         failing = {src for (src, _), (calls, failed) in self.present.hops.items() if _failing(calls, failed)}
         found = []
-        for ref in sorted(failing | set(self.present.incidents)):
-            impact = self.result.impact_of(ref)
-            if impact is None:
-                continue
+        for ref, impact in sorted(self.result.impacts_of(failing | set(self.present.incidents)).items()):
             mark = self.mark(impact)
             if (mark is not None and mark.failing) or self.present.open_incidents(ref):
                 found.append((impact, mark))
@@ -267,10 +254,9 @@ class LiveBlast:
         """The impacted entities predicted to break whose own hop was seen calling without failing, nearest first."""
         calm = {src for (src, _), (calls, failed) in self.present.hops.items() if calls and not _failing(calls, failed)}
         found = []
-        for ref in calm:
-            impact = self.result.impact_of(ref)
-            mark = self.mark(impact) if impact is not None and impact.impact == BREAKS else None
-            if impact is not None and mark is not None and not mark.failing:
+        for impact in self.result.impacts_of(calm).values():
+            mark = self.mark(impact) if impact.impact == BREAKS else None
+            if mark is not None and not mark.failing:
                 found.append(impact)
         return tuple(sorted(found, key=lambda i: (i.hops, i.entity)))
 
@@ -345,6 +331,22 @@ def pagerduty_services(snapshot: Snapshot) -> Mapping[str, str]:
             {service: next(iter(refs)) for service, refs in claimed.items() if len(refs) == 1}
         )
     return found
+
+
+def _hops(snapshot: Snapshot, reading: LiveReading) -> dict[tuple[str, str], tuple[int, int]]:
+    """The reading's calls by (src, dst) entity refs: mapped per answer, never kept in the snapshot,
+    whose derived indexes depend on its facts alone."""
+    hops: dict[tuple[str, str], tuple[int, int]] = {}
+    names = _service_names(snapshot)
+    for call in reading.calls:
+        if call.client.strip().lower() in VIRTUAL_CLIENTS:
+            continue
+        src, dst = names.ref(call.client), names.ref(call.server)
+        if src is None or dst is None or src == dst:
+            continue
+        calls, failed = hops.get((src, dst), (0, 0))
+        hops[(src, dst)] = (calls + call.calls, failed + call.failed)
+    return hops
 
 
 def _service_names(snapshot: Snapshot) -> ServiceNames:
