@@ -319,6 +319,13 @@ def _failing(calls: int, failed: int) -> bool:
     return calls > 0 and failed / calls >= FAILING_SHARE
 
 
+def live_indexes(snapshot: Snapshot) -> None:
+    """Built before a snapshot serves (`graph.warm`): a first answer adding them to `derived` while
+    the snapshot image is pickled would fail the image's write."""
+    _service_names(snapshot)
+    pagerduty_services(snapshot)
+
+
 def pagerduty_services(snapshot: Snapshot) -> Mapping[str, str]:
     """PagerDuty service id -> the one entity that carries it (`pagerduty.com/service-id`)."""
     found: Mapping[str, str] | None = snapshot.derived.get(_SERVICES)

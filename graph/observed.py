@@ -75,6 +75,11 @@ class ServiceNames:
                         self._annotated.setdefault(f"{annotation}\0{name.strip().lower()}", set()).add(ref)
         self._found: dict[str, str | None] = {}
 
+    def __getstate__(self) -> dict[str, object]:
+        # Pickled in a snapshot image while answers may be filling the cache: the copy is one C call
+        # (atomic under the GIL), and the cache is left behind, so no pickling walks a growing dict.
+        return {**self.__dict__, "_found": {}}
+
     def ref(self, name: str) -> str | None:
         """The entity `name` stands for, or None: unknown, or claimed by several (never a guess)."""
         if name in self._found:
