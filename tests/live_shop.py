@@ -7,7 +7,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from graph.live import LiveNow
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.live import LiveConfig, LiveFeed
 from sync.refresh import load_snapshot, sync_once
@@ -39,7 +38,3 @@ def live_shop(prometheus_url: str) -> Snapshot:
 def live_feed(prometheus_url: str, **config: object) -> LiveFeed:
     """The look at END over the live series (`config`: LiveConfig's other fields)."""
     return LiveFeed(replace(LiveConfig(prometheus_url, traces=TRACES, deadline=5.0), **config), lambda: END)
-
-
-def looked(prometheus_url: str) -> LiveNow:
-    return live_feed(prometheus_url).begin()()
