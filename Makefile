@@ -50,6 +50,7 @@ bench: install
 	$(BIN)/python -m bench.run $(if $(QUICK),--quick)
 	$(BIN)/python -m bench.sync_bench $(if $(QUICK),--quick)
 	$(BIN)/python -m bench.slack_bench $(if $(QUICK),--quick)
+	$(BIN)/python -m bench.live_bench $(if $(QUICK),--quick)
 	$(BIN)/python -m bench.typos_bench $(if $(QUICK),--quick)
 	$(BIN)/python -m bench.webhook_bench $(if $(QUICK),--quick)
 	$(BIN)/python -m bench.deploy_load_bench $(if $(QUICK),--quick)

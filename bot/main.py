@@ -5,6 +5,7 @@ the sync lock.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import signal
@@ -39,7 +40,7 @@ from bot.telemetry.sync_telemetry import SyncTelemetry
 from bot.telemetry.tracing import start_tracing
 from bot.webhooks.deploys import build_deploy_webhooks
 from bot.webhooks.refusals import Unproven
-from bot.wiring import clock, model, snapshot_images, snapshot_ref, source_access
+from bot.wiring import clock, live_feed, model, snapshot_images, snapshot_ref, source_access
 from graph.freshness import LagReport
 from graph.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
@@ -140,6 +141,9 @@ def build_deps(
     slots = AnswerSlots()
     poster = Poster(metrics)  # every post to Slack, retried in one place
     ports = model(settings)  # None without ANTHROPIC_API_KEY: no client, no network
+    live = live_feed(settings, specs)  # None without a service-graph source or a PagerDuty token
+    if live is not None:
+        atexit.register(live.settle)
     if ports is not None:
         log.info("answers are phrased by %s; questions read by %s", ports[0].model, ports[1].model)
     return BotDeps(
@@ -160,6 +164,7 @@ def build_deps(
         poster=poster,
         explainer=ports[0] if ports else None,
         reader=ports[1] if ports else None,
+        live=live,
     )
 
 
@@ -202,8 +207,8 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
     # The service is made after the deps (its lag notifier posts through them); an approval, the
     # only caller, comes in a request, once the server runs.
     unproven = Unproven(clock)  # refusals anyone can cause: in memory, never in the database
-    deps = build_deps(settings, specs, store, ref, catch_up=lambda: service.catch_up(), unproven=unproven)
     try:
+        deps = build_deps(settings, specs, store, ref, catch_up=lambda: service.catch_up(), unproven=unproven)
         slack_http, socket_mode, client = slack_frontend(settings, deps)
         pagerduty = build_webhook(settings, deps, client)
     except (ConfigError, ValueError) as exc:

@@ -58,6 +58,13 @@ class Settings(_SourceSettings):
     observed_min_calls: int = Field(10, ge=1, validation_alias="ONCALL_GRAPH_OBSERVED_MIN_CALLS")
     service_graph_prefix: str = Field("traces_service_graph", validation_alias="ONCALL_GRAPH_SERVICE_GRAPH_PREFIX")
     service_graph_tenant: str = Field("", validation_alias="ONCALL_GRAPH_SERVICE_GRAPH_TENANT")
+    # The present beside each answer: the service graph's calls over this window, each look at most
+    # this many seconds, one reading shared by every answer for this long (0: every answer reads).
+    live_window: str = Field("5m", validation_alias="ONCALL_GRAPH_LIVE_WINDOW")
+    live_deadline: float = Field(1.0, gt=0, le=60, validation_alias="ONCALL_GRAPH_LIVE_DEADLINE")
+    live_cache: float = Field(30.0, ge=0, validation_alias="ONCALL_GRAPH_LIVE_CACHE")
+    # Open incidents are read from here with PAGERDUTY_API_TOKEN; empty: the --pagerduty source's URL, else PagerDuty's.
+    pagerduty_api_url: str = Field("", validation_alias="ONCALL_GRAPH_PAGERDUTY_API_URL")
     # Where the snapshot image is kept: empty = beside a SQLite file, else the user's cache folder; "off" = none.
     snapshot_dir: str = Field("", validation_alias="ONCALL_GRAPH_SNAPSHOT_DIR")
 

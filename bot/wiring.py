@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,9 +25,11 @@ from graph.background import Step
 from graph.snapshot import Snapshot, SnapshotRef
 from graph.warm import warm
 from sync.collector import collector_paused
+from sync.live import LiveConfig, LiveFeed
 from sync.snapshot_images import SnapshotImages
+from sync.sources.pagerduty import DEFAULT_BASE_URL, parse_location
 from sync.sources.reading.limits import ReadLimits
-from sync.sources.registry import SourceAccess
+from sync.sources.registry import SourceAccess, SourceSpec
 from sync.sources.trace_options import METRIC_PREFIX, TraceOptions, window_seconds
 from sync.store.database import make_engine, migrate, normalize_url
 from sync.store.fact_store import Store
@@ -54,6 +56,40 @@ def trace_options(settings: Settings) -> TraceOptions:
         raise ValueError(f"ONCALL_GRAPH_OBSERVED_WINDOW: {exc}") from None
     prefix = settings.service_graph_prefix.strip() or METRIC_PREFIX
     return TraceOptions(window, settings.observed_min_calls, prefix, settings.service_graph_tenant.strip())
+
+
+def live_feed(settings: Settings, specs: Sequence[SourceSpec], now: Callable[[], datetime] = clock) -> LiveFeed | None:
+    """The answers' look at the present: the first service-graph source's calls over
+    ONCALL_GRAPH_LIVE_WINDOW ending `now()` and, with PAGERDUTY_API_TOKEN, the open incidents;
+    None when neither is configured. A window nobody can read is a settings error naming it."""
+    try:
+        window = window_seconds(settings.live_window)
+    except ValueError as exc:
+        raise ValueError(f"ONCALL_GRAPH_LIVE_WINDOW: {exc}") from None
+    tokens = settings.source_tokens()
+    config = LiveConfig(
+        service_graph=next((s.location for s in specs if s.kind == "service-graph"), ""),
+        service_graph_token=tokens.get("service-graph", ""),
+        traces=trace_options(settings),
+        window_seconds=window,
+        deadline=settings.live_deadline,
+        cache_seconds=settings.live_cache,
+        max_bytes=settings.max_file_bytes,
+        pagerduty_token=tokens.get("pagerduty", ""),
+        pagerduty_url=settings.pagerduty_api_url.strip() or _pagerduty_base(specs),
+    )
+    return LiveFeed(config, now) if config.configured else None
+
+
+def _pagerduty_base(specs: Sequence[SourceSpec]) -> str:
+    """The --pagerduty source's API base URL (without its `?services=`), else PagerDuty's own."""
+    for spec in specs:
+        if spec.kind == "pagerduty":
+            try:
+                return parse_location(spec.location).base_url
+            except ValueError:
+                break  # the sync names what is wrong with it
+    return DEFAULT_BASE_URL
 
 
 def shown_url(url: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -102,43 +102,60 @@ class BlastRadius:
         positions, hops, degraded = self._ranked(limit + len(restricted_refs(self.snapshot)))
         refs = walk_index(self.snapshot).refs
         memo: dict[tuple[bool, int], _Path] = {}
-        # Redacting for a viewer who sees everything changes nothing, and took a third of the time
-        # to list 100k impacted entities (bench dense-100k).
-        sees_all = self.viewer.everything or not restricted_refs(self.snapshot)
+        sees_all = self._sees_all
         found = 0
         for position, hop, soft in zip(positions.tolist(), hops.tolist(), degraded.tolist(), strict=True):
-            ref = refs[position]
             if found == limit:
                 break
-            if not (sees_all or can_see(self.snapshot, ref, self.viewer)):
-                continue
-            found += 1
-            yield self._impact(ref, position, hop, bool(soft), memo, sees_all=sees_all)
+            impact = self._impact(refs[position], position, hop, bool(soft), memo, sees_all)
+            if impact is not None:
+                found += 1
+                yield impact
 
     def impact_on(self, ref: str) -> Impact | None:
         """How the failure reaches `ref` (its one path, built alone), or None: not reached, the
         failed entity itself, or hidden from the viewer."""
-        position = walk_index(self.snapshot).position.get(ref)
-        if position is None or ref == self.failed or not can_see(self.snapshot, ref, self.viewer):
-            return None
-        hard, every = int(self._hard[position]), int(self._all[position])
-        if every <= 0:
-            return None
-        soft = hard == UNREACHED
-        sees_all = self.viewer.everything or not restricted_refs(self.snapshot)
-        return self._impact(ref, position, every if soft else hard, soft, {}, sees_all=sees_all)
+        return None if ref == self.failed else self.impact_of(ref)
+
+    def impact_of(self, ref: str) -> Impact | None:
+        """`ref` as `impacted` lists it (its hops, path and owners), or None: not impacted, or hidden."""
+        return self.impacts_of((ref,)).get(ref)
+
+    def impacts_of(self, refs: Iterable[str]) -> dict[str, Impact]:
+        """Each of `refs` that is impacted and visible, as `impacted` lists it (paths sharing their prefixes)."""
+        position, sees_all = walk_index(self.snapshot).position, self._sees_all
+        memo: dict[tuple[bool, int], _Path] = {}
+        found = {}
+        for ref in refs:
+            at = position.get(ref)
+            if at is None or self._all[at] <= 0:
+                continue
+            hard = int(self._hard[at])
+            soft = hard <= 0
+            impact = self._impact(ref, at, int(self._all[at]) if soft else hard, soft, memo, sees_all)
+            if impact is not None:
+                found[ref] = impact
+        return found
+
+    @property
+    def _sees_all(self) -> bool:
+        # Redacting for a viewer who sees everything changes nothing, and took a third of the time
+        # to list 100k impacted entities (bench dense-100k).
+        return self.viewer.everything or not restricted_refs(self.snapshot)
 
     def _impact(
-        self, ref: str, position: int, hop: int, soft: bool, memo: dict[tuple[bool, int], _Path], *, sees_all: bool
-    ) -> Impact:
+        self, ref: str, position: int, hop: int, soft: bool, memo: dict[tuple[bool, int], _Path], sees_all: bool
+    ) -> Impact | None:
+        if not (sees_all or can_see(self.snapshot, ref, self.viewer)):
+            return None
         path, edges = self._path(position, hop, not soft, memo)
         owners = self.snapshot.owners(ref)
         hidden = 0
         if not sees_all:
             path, edges, hidden = redact_path(self.snapshot, path, edges, self.viewer)
             owners = visible(self.snapshot, owners, self.viewer)
-        elif self.snapshot.calls:  # redaction dresses observed citations with their calls; here, without it
-            edges = tuple(dress(e, self.snapshot.calls) for e in edges)
+        elif calls := self.snapshot.calls:  # redaction dresses observed citations with their calls; here not
+            edges = tuple(dress(e, calls) for e in edges)
         return Impact(ref, hop, DEGRADES if soft else BREAKS, path, edges, owners, hidden)
 
     def subjects(self, *, nearest: int = NEAREST) -> tuple[str, ...]:

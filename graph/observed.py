@@ -37,6 +37,7 @@ TRACE_SOURCE_KINDS = frozenset({"service-graph", "jaeger", "otlp"})
 UNCOUNTED_FAILURES = frozenset({"jaeger"})
 
 CallTable = Mapping[str, CallCount]  # by the observation's `citation.origin`
+DRESSED = " · "  # between an observed citation's locator and its calls (no reader's locator holds it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,11 @@ class ServiceNames:
                     if name.strip():
                         self._annotated.setdefault(f"{annotation}\0{name.strip().lower()}", set()).add(ref)
         self._found: dict[str, str | None] = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        # Pickled in a snapshot image while answers may be filling the cache: the copy is one C call
+        # (atomic under the GIL), and the cache is left behind, so no pickling walks a growing dict.
+        return {**self.__dict__, "_found": {}}
 
     def ref(self, name: str) -> str | None:
         """The entity `name` stands for, or None: unknown, or claimed by several (never a guess)."""
@@ -174,14 +180,14 @@ def total_calls(counts: Sequence[CallCount]) -> int:
 def describe(citation: Citation, count: CallCount | None) -> str:
     """An observed citation as people read it: `service-graph http://prometheus:9090 · 3,000 calls
     in 7 d to 2026-12-06 03:00 UTC, 0.2% failed`; the locator alone when no count is known."""
-    if count is None:
+    if count is None or DRESSED in citation.locator:  # told already: an answer may pass an edge twice
         return citation.locator
     if citation.source.partition(":")[0] in UNCOUNTED_FAILURES:
         failures = "failures not reported"
     else:
         failures = f"{f'{count.failed_share:.1%}' if count.failed else '0%'} failed"
     return (
-        f"{citation.locator} · {count.calls:,} calls in {window_text(count.window_seconds)} "
+        f"{citation.locator}{DRESSED}{count.calls:,} calls in {window_text(count.window_seconds)} "
         f"to {_utc(count.last_seen)}, {failures}"
     )
 

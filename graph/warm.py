@@ -7,6 +7,7 @@ from graph.blast import runtime_mask, system_parts
 from graph.compiled import walk_index
 from graph.deploy_targets import snapshot_deploy_targets
 from graph.drift import coverage
+from graph.live import live_indexes
 from graph.passages import passage_index
 from graph.redaction import hidden_name_index, section_index
 from graph.snapshot import Snapshot
@@ -15,8 +16,9 @@ from graph.visibility import restricted_refs
 
 def warm(snapshot: Snapshot) -> None:
     """Walks, visibility (and the names and sections it redacts), runbook passages, the blast radius's
-    runtime kinds and systems, the looser name tiers, the coverage, and the deploy targets (kept in the snapshot
-    image too, so the first pushed deploy after a restart does not read every entity to place it)."""
+    runtime kinds and systems, the looser name tiers, the coverage, the live part's names, and the
+    deploy targets (kept in the snapshot image too, so the first pushed deploy after a restart does
+    not read every entity to place it)."""
     walk_index(snapshot)
     restricted_refs(snapshot)
     passage_index(snapshot)
@@ -26,4 +28,5 @@ def warm(snapshot: Snapshot) -> None:
     system_parts(snapshot)
     snapshot_deploy_targets(snapshot)
     coverage(snapshot)  # what an answer that finds nothing says the graph could know
+    live_indexes(snapshot)  # telemetry names and PagerDuty services to entities, for what is failing now
     snapshot.aliases.tier("canonical")  # names typed loosely ("The Auth Service") are common in Slack

@@ -21,6 +21,7 @@ PREFIX = "traces_service_graph"  # the default: Tempo's, Alloy's and the Collect
 POLLED = "polled_traces_service_graph"  # the same edges, a later poll: every count doubled
 MANY = "many_traces_service_graph"  # a few hundred series, for the time one query takes
 EXTRAPOLATED = "extrapolated_counter"  # counters that test the fake's arithmetic against Prometheus'
+LIVE = "live_traces_service_graph"  # the last hour, failures on some edges in its last ten minutes
 MANY_EDGES = 300
 
 
@@ -80,4 +81,30 @@ def _extrapolated() -> Iterator[Series]:
     yield Series(f"{EXTRAPOLATED}_total", (("client", "a"), ("server", "b")), minutes)
 
 
-SERIES: tuple[Series, ...] = (*_edge_series(PREFIX, 1), *_edge_series(POLLED, 2), *_many(), *_extrapolated())
+# (client, server, calls a minute, failed calls a minute over the last ten minutes; none before).
+LIVE_EDGES = (
+    ("checkoutservice", "cartservice", 100, 12),  # 12% failing now
+    ("checkoutservice", "payments", 40, 2),  # 5% failing now
+    ("frontend", "checkoutservice", 100, 0),  # calling without errors: not failing yet
+    ("cartservice", "orders", 200, 0),
+    ("fraud-check", "cartservice", 50, 25),  # 50% failing, seen only where fraud-check may be
+    ("user", "frontend", 100, 50),  # traffic from outside: never marks anything
+)
+
+
+def _live() -> Iterator[Series]:
+    """Sampled every minute over the last hour, the last sample at END. Over five minutes ending at
+    END, `increase` reads exactly five minutes' steps (six samples spanning the window, or five and
+    an extrapolation of one interval where the range is open on its left, as in Prometheus 3)."""
+    for client, server, calls, failed in LIVE_EDGES:
+        labels = (("client", client), ("server", server))
+        minutes = range(61)
+        yield Series(f"{LIVE}_request_total", labels, tuple((3_600 - 60 * m, float(calls * m)) for m in minutes))
+        failures = tuple((3_600 - 60 * m, float(failed * max(0, m - 50))) for m in minutes)
+        yield Series(f"{LIVE}_request_failed_total", labels, failures)
+
+
+LIVE_SERIES: tuple[Series, ...] = tuple(_live())  # relative to any end: a server of their own ends them now
+SERIES: tuple[Series, ...] = (
+    *_edge_series(PREFIX, 1), *_edge_series(POLLED, 2), *_many(), *_extrapolated(), *LIVE_SERIES,
+)  # fmt: skip

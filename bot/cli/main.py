@@ -13,7 +13,8 @@ import gc
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from rich.console import Console
@@ -30,9 +31,20 @@ from bot.render.dot import Picture
 from bot.render.png import PictureRenderer
 from bot.settings import Settings
 from bot.telemetry.metrics import Metrics
-from bot.wiring import StoreError, clock, model, open_store, shown_url, snapshot_images, snapshot_ref, source_access
+from bot.wiring import (
+    StoreError,
+    clock,
+    live_feed,
+    model,
+    open_store,
+    shown_url,
+    snapshot_images,
+    snapshot_ref,
+    source_access,
+)
 from graph.freshness import StalePolicy
 from graph.snapshot import Snapshot
+from sync.live import LiveFeed
 from sync.refresh import APPLIED, FAILED, HELD, SyncReport, load_snapshot, sync_once
 from sync.sources.kinds import SOURCE_KINDS
 from sync.sources.registry import SourceAccess, SourceSpec
@@ -40,6 +52,7 @@ from sync.store.database import current_revision, make_engine, migrate
 from sync.store.fact_store import Store
 
 MAX_WARNINGS = 50
+LIVE_COMMANDS = ("blast-radius", "suspects", "ask")  # the answers that show what is failing now
 
 
 class UsageError(Exception):
@@ -225,6 +238,22 @@ def _pushed_lag_line(s: dict[str, Any]) -> Text:
     return Text(f"{flag:>5}  {s['name']} (pushed)  {last}, limit {limit}{why}", style=style)
 
 
+def live_port(
+    args: argparse.Namespace, specs: Sequence[SourceSpec], settings: Settings, now: Callable[[], datetime]
+) -> LiveFeed | None:
+    """The look at the present (at `--now` when given), never for an answer on a past graph
+    (`--as-of`): its present is gone."""
+    if args.as_of:
+        return None
+    try:
+        feed = live_feed(settings, specs, now)
+    except ValueError as exc:  # a malformed ONCALL_GRAPH_LIVE_WINDOW: say which, never a traceback
+        raise UsageError(str(exc)) from exc
+    if feed is not None:
+        atexit.register(feed.settle)  # an answer that needed no live part exits after its read, not under it
+    return feed
+
+
 def model_ports(settings: Settings) -> ModelPorts | None:
     """The optional model when ANTHROPIC_API_KEY is set; without it no client is built (and no network)."""
     built = model(settings)
@@ -296,8 +325,9 @@ def run_mcp(
     )
     policy = stale_policy(settings)
     viewer = mcp_viewer(args, settings)
+    look = live_port(args, specs, settings, lambda: args.now or clock())
     access = GraphAccess(
-        live.current, lambda: run_lag(specs, store, settings), clock, policy, now=args.now, viewer=viewer
+        live.current, lambda: run_lag(specs, store, settings), clock, policy, now=args.now, viewer=viewer, live=look
     )
     err.print(Text(f"oncall-graph mcp: answering as {describe_viewer(viewer)}", style="dim"))
     return serve_mcp(access)
@@ -363,7 +393,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             ports = model_ports(settings) if args.command == "ask" else None
             # One clock: the graph's age is measured after the sync that made it, never before.
             wall = max(wall, clock())
-            answered = reply(args, snapshot, args.now or wall, wall, stale_policy(settings), ports)
+            moment = args.now or wall
+            live = live_port(args, specs, settings, lambda: moment) if args.command in LIVE_COMMANDS else None
+            answered = reply(args, snapshot, args.now or wall, wall, stale_policy(settings), ports, live)
             status, data = answered.status, answered.data
             if args.command == "lint" and data.get("failed_sources"):
                 # A source that gave nothing usable is "no usable input" for it (exit 2, as for no

@@ -15,6 +15,7 @@ from bot.query.ask import answer_ask
 from bot.query.blast import answer_blast, answer_suspects
 from bot.query.bundle import SUSPECTS_DEPTH, BlastQuery, SuspectsQuery
 from bot.query.durations import parse_window
+from bot.query.live import LiveSource
 from bot.query.lookup import DRIFT_LIMIT, answer_drift, answer_path, answer_resolve
 from bot.query.replies import ask_reply, blast_reply, path_reply, resolve_reply, suspects_reply
 from bot.render import json as render_json
@@ -41,6 +42,7 @@ class GraphAccess:
     policy: StalePolicy = field(default_factory=StalePolicy)  # ONCALL_GRAPH_STALE_AFTER, as for every front
     now: datetime | None = None  # --now: a fixed clock for deploy windows
     viewer: Viewer = field(default_factory=Viewer)  # whose view the tools give: an outsider unless configured
+    live: LiveSource | None = None  # what is failing now, beside blast_radius, suspects and ask
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +101,8 @@ def _since(arguments: Mapping[str, Any]) -> timedelta:
 def _blast(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     name = _text("blast_radius", arguments, "name")
     depth = _depth("blast_radius", arguments, None)
-    bundle = answer_blast(access.snapshot(), BlastQuery(name, depth), access.viewer, access.clock(), access.policy)
+    query = BlastQuery(name, depth)
+    bundle = answer_blast(access.snapshot(), query, access.viewer, access.clock(), access.policy, access.live)
     return blast_reply(bundle).data
 
 
@@ -108,7 +111,8 @@ def _suspects(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     depth = _depth("suspects", arguments, DEFAULT_SUSPECTS_DEPTH) or DEFAULT_SUSPECTS_DEPTH
     wall, snapshot = access.clock(), access.snapshot()
     query = SuspectsQuery(name, since=since, depth=depth, at=access.now or wall)
-    return suspects_reply(answer_suspects(snapshot, query, access.viewer, wall, access.policy), snapshot).data
+    bundle = answer_suspects(snapshot, query, access.viewer, wall, access.policy, access.live)
+    return suspects_reply(bundle, snapshot).data
 
 
 def _path(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
@@ -124,7 +128,10 @@ def _resolve(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
 def _ask(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     question = _text("ask", arguments, "question")
     wall, snapshot = access.clock(), access.snapshot()
-    return ask_reply(answer_ask(snapshot, question, access.viewer, access.now or wall, access.policy, wall=wall)).data
+    bundle = answer_ask(
+        snapshot, question, access.viewer, access.now or wall, access.policy, wall=wall, live=access.live
+    )
+    return ask_reply(bundle).data
 
 
 def _lag(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:

@@ -85,7 +85,7 @@ def _answer(deps: BotDeps, client: WebClient, routing: IncidentRouting, incident
         return NO_CHANNEL
     started = time.perf_counter()
     bundle = answer_alert(snapshot, alert_query(incident), Viewer(channel=route.channel), deps.clock(),
-                          deps.stale_policy, model_ports(deps), cpu=deps.work_slots)  # fmt: skip
+                          deps.stale_policy, model_ports(deps), cpu=deps.work_slots, live=deps.live)  # fmt: skip
     with deps.work_slots:
         message = format_incident_post(
             shown_incident(incident, bundle.query), alert_message(deps, bundle, snapshot, metric="pagerduty")

@@ -8,10 +8,12 @@ from dataclasses import replace
 from datetime import datetime
 
 from bot.query.bundle import AlertAnswer, AlertQuery, Resolved
+from bot.query.live import LiveSource, begin, looked
 from bot.query.model_phrasing import ModelPorts, explain_alert
 from bot.render.freshness import freshness_of
 from graph.blast import blast_radius
 from graph.freshness import StalePolicy
+from graph.live import live_suspects
 from graph.passages import cite_passages
 from graph.redaction import redact_text
 from graph.snapshot import Snapshot
@@ -47,9 +49,12 @@ def answer_alert(
     model: ModelPorts | None = None,
     *,
     cpu: AbstractContextManager[object] | None = None,
+    live: LiveSource | None = None,
 ) -> AlertAnswer:
-    """The graph's parts run inside `cpu` (the bot's work slots); the model's network wait does not."""
+    """The graph's parts run inside `cpu` (the bot's work slots); the model's network wait and the
+    live look's do not."""
     cpu = cpu or nullcontext()
+    pending = begin(live)
     with cpu:
         resolved = resolve_alert(snapshot, query, viewer)
         query = shown_query(snapshot, query, viewer)  # resolved as given, shown (and phrased) redacted
@@ -59,8 +64,10 @@ def answer_alert(
         found = suspects(snapshot, resolved.entity, now=query.at or now, viewer=viewer)
         impact = blast_radius(snapshot, resolved.entity, viewer=viewer)
         quoted = cite_passages(snapshot, found.subjects(), viewer=viewer)
-    answered = AlertAnswer(query, resolved, freshness, found, impact, quoted)
+    present = looked(snapshot, pending, viewer)
+    found = live_suspects(found, present)
+    answered = AlertAnswer(query, resolved, freshness, found, impact, quoted, live=present)
     if model is None:
         return answered
     phrased = explain_alert(model, snapshot, found, impact, title=query.title, viewer=viewer, cpu=cpu)
-    return AlertAnswer(query, resolved, freshness, found, impact, quoted, phrased.phrasing, phrased.fallback)
+    return replace(answered, phrasing=phrased.phrasing, fallback=phrased.fallback)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from functools import cache
 
 from bot.query.bundle import AskAnswer
+from bot.query.live import LiveSource, begin, live_asked, live_sections, looked
 from bot.query.model_phrasing import ModelPorts, ask_question
 from bot.render.freshness import freshness_of
 from graph.blast import BlastRadius, blast_radius
 from graph.freshness import StalePolicy
+from graph.live import NOTHING
 from graph.questions.ask import DEPENDENCIES, IMPACT, Answer, read_window
 from graph.snapshot import Snapshot
 from graph.suspects import Suspects, suspects
@@ -28,12 +30,18 @@ def answer_ask(
     purpose: str = "ask",
     cpu: AbstractContextManager[object] | None = None,
     wall: datetime | None = None,
+    live: LiveSource | None = None,
 ) -> AskAnswer:
-    """`now` moves the question's time windows; `wall` (default `now`) judges freshness."""
+    """`now` moves the question's time windows; `wall` (default `now`) judges freshness. With a live
+    port, impact and dependency sections tell what is failing now."""
+    pending = begin(live)
     asked = ask_question(snapshot, question, now=now, model=model, viewer=viewer, purpose=purpose, cpu=cpu)
     freshness = freshness_of(snapshot, wall or now, policy)
-    view = cache(lambda: _view(snapshot, asked.answer, now, viewer))
-    return AskAnswer(question, asked.answer, freshness, (), asked.phrasing, asked.fallback, view)
+    present = looked(snapshot, pending, viewer) if live_asked(asked.answer) else NOTHING
+    with cpu or nullcontext():
+        answer = live_sections(snapshot, asked.answer, present, viewer, now)
+    view = cache(lambda: _view(snapshot, answer, now, viewer))
+    return AskAnswer(question, answer, freshness, (), asked.phrasing, asked.fallback, view, present)
 
 
 def _view(snapshot: Snapshot, answer: Answer, now: datetime, viewer: Viewer) -> BlastRadius | Suspects | None:

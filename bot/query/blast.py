@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 
 from bot.query.bundle import BlastAnswer, BlastQuery, Resolved, SuspectsAnswer, SuspectsQuery
+from bot.query.live import LiveSource, begin, looked
 from bot.render.freshness import freshness_of
 from graph.blast import blast_radius
 from graph.freshness import StalePolicy
+from graph.live import live_suspects
 from graph.passages import cite_passages
 from graph.snapshot import Snapshot
 from graph.suspects import suspects
@@ -22,27 +25,51 @@ def resolve_name(snapshot: Snapshot, name: str, viewer: Viewer) -> Resolved:
 
 
 def answer_blast(
-    snapshot: Snapshot, query: BlastQuery, viewer: Viewer, now: datetime, policy: StalePolicy
+    snapshot: Snapshot,
+    query: BlastQuery,
+    viewer: Viewer,
+    now: datetime,
+    policy: StalePolicy,
+    live: LiveSource | None = None,
+    *,
+    cpu: AbstractContextManager[object] | None = None,
 ) -> BlastAnswer:
-    """What breaks if the named entity goes down, with the passages to quote."""
-    resolved = resolve_name(snapshot, query.name, viewer)
-    freshness = freshness_of(snapshot, now, policy)
-    if resolved.entity is None:
-        return BlastAnswer(query, resolved, freshness)
-    result = blast_radius(snapshot, resolved.entity, max_depth=query.depth, viewer=viewer)
-    quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
-    return BlastAnswer(query, resolved, freshness, result, quoted)
+    """What breaks if the named entity goes down, with the passages to quote and, with a live port,
+    what is failing now (read while the graph is walked). The walk runs inside `cpu` (the bot's work
+    slots); the wait for the live part does not."""
+    with cpu or nullcontext():
+        resolved = resolve_name(snapshot, query.name, viewer)
+        freshness = freshness_of(snapshot, now, policy)
+        if resolved.entity is None:
+            return BlastAnswer(query, resolved, freshness)
+        pending = begin(live)
+        result = blast_radius(snapshot, resolved.entity, max_depth=query.depth, viewer=viewer)
+        quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
+    return BlastAnswer(query, resolved, freshness, result, quoted, looked(snapshot, pending, viewer))
 
 
 def answer_suspects(
-    snapshot: Snapshot, query: SuspectsQuery, viewer: Viewer, now: datetime, policy: StalePolicy
+    snapshot: Snapshot,
+    query: SuspectsQuery,
+    viewer: Viewer,
+    now: datetime,
+    policy: StalePolicy,
+    live: LiveSource | None = None,
+    *,
+    cpu: AbstractContextManager[object] | None = None,
 ) -> SuspectsAnswer:
-    """What the named entity depends on and which of those were deployed in the window ending `query.at`."""
-    resolved = resolve_name(snapshot, query.name, viewer)
-    freshness = freshness_of(snapshot, now, policy)
-    if resolved.entity is None:
-        return SuspectsAnswer(query, resolved, freshness)
-    at = query.at or now
-    result = suspects(snapshot, resolved.entity, now=at, window=query.since, max_depth=query.depth, viewer=viewer)
-    quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
-    return SuspectsAnswer(query, resolved, freshness, result, quoted)
+    """What the named entity depends on and which of those were deployed in the window ending `query.at`;
+    with a live port, those failing now first (the wait for it outside `cpu`, as for `answer_blast`)."""
+    with cpu or nullcontext():
+        resolved = resolve_name(snapshot, query.name, viewer)
+        freshness = freshness_of(snapshot, now, policy)
+        if resolved.entity is None:
+            return SuspectsAnswer(query, resolved, freshness)
+        pending = begin(live)
+        at = query.at or now
+        result = suspects(snapshot, resolved.entity, now=at, window=query.since, max_depth=query.depth, viewer=viewer)
+        quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
+    present = looked(snapshot, pending, viewer)
+    with cpu or nullcontext():
+        ranked = live_suspects(result, present)
+    return SuspectsAnswer(query, resolved, freshness, ranked, quoted, present)

@@ -17,6 +17,7 @@ from graph.blast import BlastRadius
 from graph.drift import Drift
 from graph.freshness import LagReport
 from graph.hygiene import LintReport
+from graph.live import NOTHING, Present
 from graph.naming.names import Resolution
 from graph.passages import CitedPassage
 from graph.paths import CitedPath
@@ -73,6 +74,7 @@ class BlastAnswer:
     freshness: Freshness
     result: BlastRadius | None = None  # None: the name did not resolve
     passages: tuple[CitedPassage, ...] = ()
+    live: Present = NOTHING  # what is failing now, as this viewer may see it (`bot.query.live`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +82,9 @@ class SuspectsAnswer:
     query: SuspectsQuery
     resolved: Resolved
     freshness: Freshness
-    result: Suspects | None = None
+    result: Suspects | None = None  # with a live part: dependencies failing now first
     passages: tuple[CitedPassage, ...] = ()
+    live: Present = NOTHING
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,7 @@ class AlertAnswer:
     passages: tuple[CitedPassage, ...] = ()
     phrasing: Phrasing | None = None
     fallback: str = ""  # why the model's phrasing is not shown, when one was asked for
+    live: Present = NOTHING
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +112,7 @@ class AskAnswer:
     fallback: str = ""
     # What a mention draws (impact or dependency questions), walked only when a picture is drawn.
     view: Callable[[], BlastRadius | Suspects | None] = field(default=lambda: None, compare=False)
+    live: Present = NOTHING  # its impact and dependency sections carry the live lines
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from bot.query.bundle import (
     SuspectsAnswer,
     SuspectsQuery,
 )
+from bot.query.live import LiveSource
 from bot.query.lookup import answer_drift, answer_lint, answer_path, answer_resolve
 from bot.query.model_phrasing import ModelPorts
 from bot.render import json as render_json
@@ -62,8 +63,10 @@ def reply(
     wall: datetime,
     policy: StalePolicy,
     model: ModelPorts | None = None,
+    live: LiveSource | None = None,
 ) -> Reply:
-    """The command line sees everything (an operator's tool); `now` moves windows, `wall` judges freshness."""
+    """The command line sees everything (an operator's tool); `now` moves windows, `wall` judges freshness;
+    `live` looks at the present for blast-radius, suspects and ask."""
     command = args.command
     if command == "lint":
         report = answer_lint(snapshot, EVERYONE, wall, policy).report
@@ -72,15 +75,15 @@ def reply(
         drifted = answer_drift(snapshot, EVERYONE, wall, policy, limit=args.limit).report
         return Reply(EXIT_OK, render_json.drift_json(drifted), lambda: render_text.render_drift(drifted))
     if command == "ask":
-        return ask_reply(answer_ask(snapshot, args.question, EVERYONE, now, policy, model, wall=wall))
+        return ask_reply(answer_ask(snapshot, args.question, EVERYONE, now, policy, model, wall=wall, live=live))
     if command == "path":
         return path_reply(answer_path(snapshot, (args.src, args.dst), EVERYONE, wall, policy))
     if command == "resolve":
         return resolve_reply(answer_resolve(snapshot, args.name, EVERYONE, wall, policy))
     if command == "blast-radius":
-        return blast_reply(answer_blast(snapshot, BlastQuery(args.name, args.depth), EVERYONE, wall, policy))
+        return blast_reply(answer_blast(snapshot, BlastQuery(args.name, args.depth), EVERYONE, wall, policy, live))
     query = SuspectsQuery(args.name, since=args.since, depth=args.depth, at=now)
-    return suspects_reply(answer_suspects(snapshot, query, EVERYONE, wall, policy), snapshot)
+    return suspects_reply(answer_suspects(snapshot, query, EVERYONE, wall, policy, live), snapshot)
 
 
 def resolve_reply(bundle: ResolveAnswer) -> Reply:
@@ -94,8 +97,8 @@ def blast_reply(bundle: BlastAnswer) -> Reply:
     if result is None:
         data = render_json.unresolved_json(bundle.query.name, resolution)
         return Reply(EXIT_UNRESOLVED, data, lambda: render_text.render_unresolved(resolution))
-    data = render_json.blast_json(bundle.query.name, result)
-    body = lambda: render_text.render_blast(result)  # noqa: E731
+    data = render_json.blast_json(bundle.query.name, result, bundle.live)
+    body = lambda: render_text.render_blast(result, bundle.live)  # noqa: E731
     return _answered(bundle.freshness, data, bundle.passages, body, lambda: blast_dot(result))
 
 
@@ -105,8 +108,8 @@ def suspects_reply(bundle: SuspectsAnswer, snapshot: Snapshot) -> Reply:
     if found is None:
         data = render_json.unresolved_json(bundle.query.name, resolution)
         return Reply(EXIT_UNRESOLVED, data, lambda: render_text.render_unresolved(resolution))
-    data = render_json.suspects_json(bundle.query.name, found)
-    body = lambda: render_text.render_suspects(found)  # noqa: E731
+    data = render_json.suspects_json(bundle.query.name, found, bundle.live)
+    body = lambda: render_text.render_suspects(found, bundle.live)  # noqa: E731
     return _answered(bundle.freshness, data, bundle.passages, body, lambda: suspects_dot(found, snapshot))
 
 
@@ -145,6 +148,8 @@ def ask_reply(bundle: AskAnswer) -> Reply:
     found = bundle.answer
     status = EXIT_OK if found.sections and not found.unresolved else EXIT_UNRESOLVED
     data = render_json.ask_json(found) | phrasing_json(bundle) | {"graph": render_json.graph_json(bundle.freshness)}
+    if bundle.live.configured:  # the live lines are in its impact and dependency sections
+        data["live"] = render_json.live_json(bundle.live)
     freshness = bundle.freshness
     text = lambda: [*render_text.stale_lines(freshness), *render_text.render_answer(found, bundle.phrasing)]  # noqa: E731
     return Reply(status, data, text)

@@ -13,6 +13,7 @@ from graph.edges import EdgeFacts
 from graph.facts import Problem
 from graph.freshness import OVERDUE, LagReport, SourceLag
 from graph.hygiene import LintReport
+from graph.live import NOTHING, Incident, LiveBlast, LiveMark, Present
 from graph.naming.names import Resolution
 from graph.passages import CitedPassage
 from graph.paths import CitedPath
@@ -67,8 +68,11 @@ def unresolved_json(query: str, resolution: Resolution) -> Json:
     }
 
 
-def blast_json(query: str, result: BlastRadius) -> Json:
-    return {
+def blast_json(query: str, result: BlastRadius, live: Present = NOTHING) -> Json:
+    """With a live part, entities failing now come first and every entry says how its hop is doing."""
+    shown = LiveBlast(result, live)
+    impacted = shown.first(result.impacted_count) if live.configured else result.impacted
+    data = {
         "query": query,
         "entity": result.failed,
         "suggestions": [],
@@ -82,13 +86,64 @@ def blast_json(query: str, result: BlastRadius) -> Json:
                 "edges": [edge_json(e) for e in i.edges],
                 "owners": list(i.owners),
             }
-            for i in result.impacted
+            | live_entry_json(live, shown.mark(i), i.entity)
+            for i in impacted
         ],
         "systems": [{"entity": s.entity, "impacted": s.impacted, "total": s.total} for s in result.systems],
         "survives": list(result.survives),
         "coverage": coverage_json(result.coverage),
         # What an answer that finds nothing knows: "nothing breaks" is never said with more confidence than that.
         "note": nothing_found(result.failed, DEPENDENTS, result.coverage) if not result.impacted else None,
+    }
+    return data | ({"live": live_json(live, shown.failing)} if live.configured else {})
+
+
+def live_json(live: Present, failing: int | None = None) -> Json:
+    """Where the live part came from, when, over what window, why it is missing (`error`), and how
+    many of the entries are failing now (null where the entries are a question's sections)."""
+    reading = live.reading
+    incidents = {"source": live.incidents_from, "error": live.incidents_error or None} if live.incidents_from else None
+    return {
+        "source": reading.source if reading else None,
+        "at": _iso(reading.at) if reading else None,
+        "window": reading.window if reading else None,
+        "window_seconds": reading.window_seconds if reading else None,
+        "error": (reading.error or None) if reading else None,
+        "failing": failing,
+        "incidents": incidents,
+        "said": live.said(),
+    }
+
+
+def live_entry_json(live: Present, mark: LiveMark | None, ref: str) -> Json:
+    """An impacted or dependency entry's `live` (null: its hop was not seen, or nothing was read) and,
+    with incidents asked for, its open `incidents`; nothing without a live part."""
+    if not live.configured:
+        return {}
+    entry: Json = {"live": mark_json(mark) if mark is not None else None}
+    if live.incidents_from:
+        entry["incidents"] = [incident_json(i) for i in live.open_incidents(ref)]
+    return entry
+
+
+def mark_json(mark: LiveMark) -> Json:
+    return {
+        "failed_share": round(mark.failed_share, 4),
+        "calls": mark.calls,
+        "failed": mark.failed,
+        "failing": mark.failing,
+        "edge": edge_json(mark.edge),
+        "at": _iso(mark.at),
+    }
+
+
+def incident_json(incident: Incident) -> Json:
+    return {
+        "number": incident.number,
+        "title": incident.title,
+        "url": incident.url,
+        "status": incident.status,
+        "service_id": incident.service_id,
     }
 
 
@@ -121,8 +176,10 @@ def _deploy_json(suspect: SuspectDeploy) -> Json:
     }
 
 
-def suspects_json(query: str, result: Suspects) -> Json:
-    return {
+def suspects_json(query: str, result: Suspects, live: Present = NOTHING) -> Json:
+    """`result` as the query layer ranked it: with a live part, dependencies failing now first."""
+    marks = [live.mark(d.edges, d.entity) for d in result.dependencies]
+    data = {
         "query": query,
         "entity": result.entity,
         "suggestions": [],
@@ -137,12 +194,15 @@ def suspects_json(query: str, result: Suspects) -> Json:
                 "owners": list(d.owners),
                 "deploys": [_deploy_json(s) for s in d.deploys],
             }
-            for d in result.dependencies
+            | live_entry_json(live, mark, d.entity)
+            for d, mark in zip(result.dependencies, marks, strict=True)
         ],
         "own_deploys": [_deploy_json(s) for s in result.own_deploys],
         "coverage": coverage_json(result.coverage),
         "note": nothing_found(result.entity, DEPENDENCIES, result.coverage) if not result.dependencies else None,
     }
+    failing = sum(1 for mark in marks if mark is not None and mark.failing)
+    return data | ({"live": live_json(live, failing)} if live.configured else {})
 
 
 def passages_json(passages: Sequence[CitedPassage]) -> list[Json]:

@@ -21,6 +21,7 @@ from rich.text import Text
 from bot.model.ports import Phrasing
 from bot.render.freshness import Freshness
 from bot.render.labels import labelled
+from bot.render.live import failing_count, incident_text, mark_text
 from bot.render.wording import format_age as format_age  # re-exported: bot.cli.main reads it from here
 from bot.render.wording import more_problems, problem_text, problems_heading, window_span
 from bot.render.wording import summarized as _summarized
@@ -29,6 +30,7 @@ from graph.citations import cite_edge
 from graph.drift import DEPENDENCIES, DEPENDENTS, Drift, drift_summary, nothing_found, what_it_knows
 from graph.facts import Deploy, Problem
 from graph.hygiene import LintReport
+from graph.live import NOTHING, Incident, LiveBlast, LiveMark, Present
 from graph.naming.names import Resolution
 from graph.naming.refs import short_name
 from graph.passages import CitedPassage, snippet
@@ -116,34 +118,60 @@ def _names(refs: Iterable[str]) -> str:
     return ", ".join(short_name(r) for r in refs)
 
 
-def _impact_lines(impact: Impact) -> list[Text]:
+def _impact_lines(impact: Impact, live: LiveBlast | None = None) -> list[Text]:
     mark = "✗" if impact.impact == BREAKS else "~"
     style = "bold red" if impact.impact == BREAKS else "yellow"
     head = Text(f"  {mark} ", style=style)
     head.append(short_name(impact.entity), style="bold")
     head.append(f"  {impact.impact}")
     head.append(f"  owners: {_names(impact.owners) or 'none known'}", style="cyan")
-    return [head] + [Text(f"      {cite_edge(e)}", style="dim") for e in reversed(impact.edges)]
+    now = _now_lines(live.present, live.mark(impact), live.incidents(impact)) if live else []
+    return [head, *now] + [Text(f"      {cite_edge(e)}", style="dim") for e in reversed(impact.edges)]
+
+
+def _now_lines(live: Present, mark: LiveMark | None, incidents: Sequence[Incident]) -> list[Text]:
+    """How an entry's hop is doing now, and its open incidents, under its heading line."""
+    lines = []
+    if mark is not None:
+        said = mark_text(mark, live)
+        lines.append(Text(f"      now: {said}", style="bold red") if mark.failing else Text(f"      {said}", "green"))
+    lines += [Text(f"      {incident_text(i)} {i.url}".rstrip(), style="bold red") for i in incidents]
+    return lines
+
+
+def _live_line(live: Present) -> list[Text]:
+    """The one line citing the live part, or saying it is missing; none without one."""
+    if not live.configured:
+        return []
+    return [Text(live.said(), style="bold yellow" if live.missing else "dim")]
 
 
 @_terminal_safe
-def render_blast(result: BlastRadius) -> list[Text]:
+def render_blast(result: BlastRadius, live: Present = NOTHING) -> list[Text]:
+    """Entities failing now (or with an open incident) first under their own heading, then by hops."""
+    shown = LiveBlast(result, live)
     impacted = result.impacted
     breaks = sum(1 for i in impacted if i.impact == BREAKS)
     title = Text("if ", style="bold")
     title.append(short_name(result.failed), style="bold magenta")
     title.append(
-        f" goes down: {breaks} break, {len(impacted) - breaks} degrade, {len(result.systems)} systems impacted",
+        f" goes down: {breaks} break, {len(impacted) - breaks} degrade, {len(result.systems)} systems impacted"
+        + failing_count(shown.failing),
         style="bold",
     )
     lines = [title]
     if result.max_depth is not None:
         lines.append(Text(f"(walk limited to {result.max_depth} hops)", style="dim"))
-    for hops, group in groupby(impacted, key=lambda i: i.hops):
+    if shown.now:
+        lines.append(Text("now: failing, or with an open incident", style="bold underline red"))
+        for impact in shown.now:
+            lines += _impact_lines(impact, shown)
+    rest = [i for i in impacted if i.entity not in shown.now_refs]
+    for hops, group in groupby(rest, key=lambda i: i.hops):
         members = list(group)
         lines.append(Text(f"{hops} hop{'s' if hops != 1 else ''}", style="bold underline"))
         for impact in members[:PER_GROUP]:
-            lines += _impact_lines(impact)
+            lines += _impact_lines(impact, shown)
         if len(members) > PER_GROUP:
             lines.append(Text(f"  … and {len(members) - PER_GROUP} more at {hops} hops (--json lists all)"))
     if not impacted:
@@ -153,11 +181,12 @@ def render_blast(result: BlastRadius) -> list[Text]:
         lines.append(Text(f"systems impacted: {systems}"))
     survivors = [short_name(r) for r in result.survives]
     lines.append(Text(f"survives ({len(survivors)}): {_summarized(survivors, SURVIVORS_SHOWN)}", style="green"))
-    return lines
+    return lines + _live_line(live)
 
 
 @_terminal_safe
-def render_suspects(result: Suspects) -> list[Text]:
+def render_suspects(result: Suspects, live: Present = NOTHING) -> list[Text]:
+    """Dependencies in the order the query layer ranked them (with a live part, failing now first)."""
     window = window_span(result.since, result.now)
     lines = [Text(f"suspects for {short_name(result.entity)}: deploys {window}", style="bold")]
     for s in result.own_deploys:
@@ -167,6 +196,7 @@ def render_suspects(result: Suspects) -> list[Text]:
         head = Text(f"  {'  ' * (dep.hops - 1)}{short_name(dep.entity)}", style="bold")
         head.append(f"  owners: {_names(dep.owners) or 'none known'}", style="cyan")
         lines.append(head)
+        lines += _now_lines(live, live.mark(dep.edges, dep.entity), live.open_incidents(dep.entity))
         # A dependency reached through a hidden entity has no edge this viewer may read.
         last = cite_edge(dep.edges[-1]) if dep.edges else f"via {dep.hidden} hidden"
         lines.append(Text(f"      {last}", style="dim"))
@@ -179,7 +209,7 @@ def render_suspects(result: Suspects) -> list[Text]:
         lines.append(Text(f"  {nothing_found(result.entity, DEPENDENCIES, result.coverage)}"))
     if not result.suspect_deploys:
         lines.append(Text("no deploys in the window", style="green"))
-    return lines
+    return lines + _live_line(live)
 
 
 def _version(deploy: Deploy) -> str:

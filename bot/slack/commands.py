@@ -139,8 +139,8 @@ def _rerun(deps: BotDeps, body: dict[str, Any], respond: Responder, client: WebC
 def _answer(
     deps: BotDeps, respond: Responder, client: WebClient, command: str, text: str, viewer: Viewer, *, shared: bool
 ) -> None:
-    """Answer a query command (a "still loading" notice before the first graph) where it was asked."""
-    with deps.work_slots:
-        message = reply_to_command(deps, deps.snapshot(), command, text, viewer, shared=shared)
+    """Answer a query command (a "still loading" notice before the first graph) where it was asked; its
+    CPU work takes work slots (`reply_to_command`), its wait for live data none."""
+    message = reply_to_command(deps, deps.snapshot(), command, text, viewer, shared=shared)
     respond_with(respond, client, message, channel=viewer.channel, user=viewer.user, shared=shared,
                  poster=deps.poster, what=command, attachments=deps.attachments)  # fmt: skip

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.model.ports import Explainer, QuestionReader
+from bot.query.live import LiveSource
 from bot.slack.answer_slots import AnswerSlots
 from bot.slack.attachments import Attachments
 from bot.slack.claims import Claims
@@ -42,3 +43,5 @@ class BotDeps:
     explainer: Explainer | None = None
     reader: QuestionReader | None = None
     poster: Poster = field(default_factory=Poster)  # every post of an answer, retried until it arrives
+    # What is failing now (the service graph's last minutes, open PagerDuty incidents); None: no live part.
+    live: LiveSource | None = None

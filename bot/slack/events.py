@@ -111,7 +111,7 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
     bundle = answer_ask(
         snapshot, _question(event), viewer, deps.clock(), deps.stale_policy, model_ports(deps), purpose="mention",
-        cpu=deps.work_slots,
+        cpu=deps.work_slots, live=deps.live,
     )  # fmt: skip
     with deps.work_slots:
         message = mention_message(bundle, snapshot)
@@ -129,7 +129,8 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
         return
     viewer = Viewer(channel=channel)
     now, policy = deps.clock(), deps.stale_policy
-    bundle = answer_alert(snapshot, alert_query(alert), viewer, now, policy, model_ports(deps), cpu=deps.work_slots)
+    ports = model_ports(deps)
+    bundle = answer_alert(snapshot, alert_query(alert), viewer, now, policy, ports, cpu=deps.work_slots, live=deps.live)
     with deps.work_slots:
         message = alert_message(deps, bundle, snapshot, metric="alert")
     _say(deps, client, message, channel, ts, "alert")

@@ -45,7 +45,7 @@ LOADING = "The graph is still loading; try again in a minute."
 def reply_to_command(
     deps: BotDeps, snapshot: Snapshot | None, command: str, text: str, viewer: Viewer, *, shared: bool = False
 ) -> SlackMessage:
-    """Parse the command's text, ask the query layer, render its bundle."""
+    """Parse the command's text, ask the query layer, render its bundle: the CPU work in `deps.work_slots`."""
     if snapshot is None:
         return format_refusal(LOADING)
     try:
@@ -54,12 +54,16 @@ def reply_to_command(
         return format_refusal(f"/{command}: {exc}. Usage: {USAGE[command]}")
     if not args.name:
         return format_refusal(f"Usage: {USAGE[command]}")
-    now, policy = deps.clock(), deps.stale_policy
+    # The walk and the rendering each in a work slot; the wait for the live part between them in none.
+    now, policy, slots = deps.clock(), deps.stale_policy, deps.work_slots
     if command == BLAST:
-        bundle = answer_blast(snapshot, BlastQuery(args.name, args.depth), viewer, now, policy)
-        return blast_message(deps, bundle, shared=shared)
+        bundle = answer_blast(snapshot, BlastQuery(args.name, args.depth), viewer, now, policy, deps.live, cpu=slots)
+        with slots:
+            return blast_message(deps, bundle, shared=shared)
     query = SuspectsQuery(args.name, since=args.since or SUSPECTS_SINCE, depth=args.depth or SUSPECTS_DEPTH)
-    return suspects_message(deps, answer_suspects(snapshot, query, viewer, now, policy), snapshot, shared=shared)
+    found = answer_suspects(snapshot, query, viewer, now, policy, deps.live, cpu=slots)
+    with slots:
+        return suspects_message(deps, found, snapshot, shared=shared)
 
 
 def unresolved_message(
@@ -77,7 +81,7 @@ def blast_message(deps: BotDeps, bundle: BlastAnswer, *, shared: bool) -> SlackM
         return unresolved_message(deps, BLAST, bundle.query.name, bundle.resolved, {"depth": depth} if depth else None)
     note_entities(result.failed)
     note_counts(impacted=result.impacted_count)
-    message = format_blast_radius(result, bundle.freshness, shared=shared, passages=bundle.passages)
+    message = format_blast_radius(result, bundle.freshness, shared=shared, passages=bundle.passages, live=bundle.live)
     return replace(message, draw_picture=lambda: blast_dot(result))
 
 
@@ -91,7 +95,7 @@ def suspects_message(deps: BotDeps, bundle: SuspectsAnswer, snapshot: Snapshot, 
         return unresolved_message(deps, SUSPECTS, query.name, bundle.resolved, args)
     note_entities(found.entity)
     note_counts(dependencies=len(found.dependencies))
-    message = format_suspects(found, bundle.freshness, shared=shared, passages=bundle.passages)
+    message = format_suspects(found, bundle.freshness, shared=shared, passages=bundle.passages, live=bundle.live)
     return replace(message, draw_picture=lambda: suspects_dot(found, snapshot))
 
 
@@ -129,5 +133,7 @@ def alert_message(deps: BotDeps, bundle: AlertAnswer, snapshot: Snapshot, *, met
         return format_unresolved(name, bundle.resolved.resolution, command="suspects")
     note_entities(found.entity)
     note_counts(dependencies=len(found.dependencies), impacted=impact.impacted_count)
-    message = format_alert_reply(found, impact, bundle.freshness, passages=bundle.passages, phrasing=bundle.phrasing)
+    message = format_alert_reply(
+        found, impact, bundle.freshness, passages=bundle.passages, phrasing=bundle.phrasing, live=bundle.live
+    )
     return replace(message, draw_picture=lambda: alert_dot(found, impact, snapshot))

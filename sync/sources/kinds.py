@@ -162,7 +162,8 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
         token=Secret(
             "pagerduty_token",
             "PAGERDUTY_API_TOKEN",
-            "PagerDuty REST API key (read-only is enough) for ONCALL_GRAPH_PAGERDUTY.",
+            "PagerDuty REST API key (read-only is enough) for ONCALL_GRAPH_PAGERDUTY, and for the open incidents "
+            "answers name (ONCALL_GRAPH_PAGERDUTY_API_URL).",
         ),
     ),
     SourceKind(

@@ -240,9 +240,14 @@ def _decoded(url: str, response: httpx.Response) -> object:
 
 def _detail(response: httpx.Response) -> str:
     try:
-        error = response.json().get("error")
-    except (ValueError, AttributeError):
+        return error_text(response.json())
+    except ValueError:
         return ""
+
+
+def error_text(body: object) -> str:
+    """PagerDuty's own error (`{"error": {"message", "errors": [...]}}`), or "" for any other body."""
+    error = body.get("error") if isinstance(body, Mapping) else None
     if not isinstance(error, Mapping):
         return ""
     errors = error.get("errors")

@@ -67,6 +67,14 @@ def read_service_graph(
 ) -> SourceFacts:
     """The calls over the window ending `now`; raises ServiceGraphError when the API cannot be read."""
     moment = now or datetime.now(UTC)
+    body = query_service_graph(location, token=token, timeout=timeout, traces=traces, at=moment)
+    return parse_service_graph(source, display_name(location), body, traces, moment)
+
+
+def query_service_graph(location: str, *, token: str, timeout: float, traces: TraceOptions, at: datetime) -> object:
+    """The decoded answer to `service_graph_query` over `traces.window_seconds` ending `at`: the one
+    request the sync's reader and the answers' live reading both send. Raises ServiceGraphError when
+    the API cannot be read (refused, an error answer, not JSON)."""
     if not _METRIC_NAME.match(traces.metric_prefix):
         raise ServiceGraphError(
             f"metric prefix {shown(traces.metric_prefix)} is not a Prometheus metric name "
@@ -76,13 +84,12 @@ def read_service_graph(
         url, params = api_endpoint(location, QUERY_PATH, reserved=("query", "time"))
     except ValueError as exc:
         raise ServiceGraphError(f"service graph: {exc}") from None
-    params |= {"query": service_graph_query(traces.metric_prefix, traces.window_seconds), "time": _instant(moment)}
+    params |= {"query": service_graph_query(traces.metric_prefix, traces.window_seconds), "time": _instant(at)}
     headers = {"Accept": "application/json", **bearer_headers(token)}
     if traces.tenant:
         headers[TENANT_HEADER] = traces.tenant
     answer = bounded_get(url, params=params, headers=headers, timeout=timeout)
-    body = json_answer(display_name(url), answer, ServiceGraphError, api=API, token_setting=TOKEN, told=_error_text)
-    return parse_service_graph(source, display_name(location), body, traces, moment)
+    return json_answer(display_name(url), answer, ServiceGraphError, api=API, token_setting=TOKEN, told=_error_text)
 
 
 def _instant(moment: datetime) -> str:
@@ -102,6 +109,15 @@ def parse_service_graph(source: str, name: str, body: object, traces: TraceOptio
 
     Raises ServiceGraphError when the answer is not a successful instant vector at all.
     """
+    counted, problems = counted_calls(name, body, traces.metric_prefix)
+    return observed_facts(source, "service-graph", name, counted, traces, now, problems)
+
+
+def counted_calls(name: str, body: object, prefix: str) -> tuple[list[CountedCall], list[Problem]]:
+    """Calls and failed calls per (client, server, connection_type) of one answer, and its problems.
+
+    Raises ServiceGraphError when the answer is not a successful instant vector at all.
+    """
     data = body.get("data") if isinstance(body, Mapping) and body.get("status") == "success" else None
     result = data.get("result") if isinstance(data, Mapping) and data.get("resultType") == "vector" else None
     if not isinstance(result, list):
@@ -117,11 +133,11 @@ def parse_service_graph(source: str, name: str, body: object, traces: TraceOptio
             count, key, value = read
             (failed if count == FAILED else calls)[key] = value
     for client, server, _ in sorted(set(failed) - set(calls)):
-        total = f"{traces.metric_prefix}_request_total"
+        total = f"{prefix}_request_total"
         message = f"failed calls {client} -> {server} with no calls counted (is {total} there?)"
         problems.append(Problem(name, message, "data.result"))
     counted = [CountedCall(c, s, n, failed.get((c, s, k), 0), k) for (c, s, k), n in calls.items()]
-    return observed_facts(source, "service-graph", name, counted, traces, now, problems)
+    return counted, problems
 
 
 def _series(

@@ -21,8 +21,8 @@ def test_a_swapped_in_snapshot_serves_with_its_indexes_built_and_out_of_the_coll
         gc.unfreeze()
     assert ref.current() is snapshot
     # walks, restricted entities, their names, runbook sections, passages, runtime kinds, systems,
-    # deploy targets, coverage
-    assert len(snapshot.derived) == 9
+    # deploy targets, coverage, the live part's telemetry names and PagerDuty services
+    assert len(snapshot.derived) == 11
     assert walk_index(snapshot).position[c("payments")] >= 0
 
 

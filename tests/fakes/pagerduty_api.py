@@ -1,4 +1,5 @@
-"""A fake PagerDuty REST API v2 on 127.0.0.1:0: services, business services and their dependencies.
+"""A fake PagerDuty REST API v2 on 127.0.0.1:0: services, business services and their dependencies,
+and incidents (`GET /incidents`, filtered by `statuses[]`).
 
 It answers like PagerDuty (classic pagination, `*_reference` types in responses, error objects),
 checks the token, records every request, and counts requests in flight so a test can tell
@@ -37,6 +38,7 @@ class Request:
     path: str
     query: dict[str, str]
     headers: dict[str, str]
+    lists: dict[str, list[str]] = field(default_factory=dict)  # every value of each parameter, in order
 
 
 @dataclass(frozen=True)
@@ -70,9 +72,11 @@ class PagerDutyApi:
     def hits(self, path: str) -> int:
         return self.paths().count(path)
 
-    def answer(self, path: str, query: dict[str, str], headers: dict[str, str]) -> Canned:
+    def answer(
+        self, path: str, query: dict[str, str], headers: dict[str, str], lists: dict[str, list[str]] | None = None
+    ) -> Canned:
         with self._lock:
-            self.requests.append(Request(path, query, headers))
+            self.requests.append(Request(path, query, headers, lists or {}))
             if len(self.requests) > self.budget:
                 return _json(410, {"error": {"message": f"fake: more than {self.budget} requests"}})
             queued = self.canned.get(path)
@@ -80,9 +84,9 @@ class PagerDutyApi:
                 return queued.popleft()
         if headers.get("Authorization") != f"Token token={self.token}":
             return _json(401, {"error": {"message": "Unauthorized", "code": 2006}})
-        return self._route(path, query)
+        return self._route(path, query, lists or {})
 
-    def _route(self, path: str, query: dict[str, str]) -> Canned:
+    def _route(self, path: str, query: dict[str, str], lists: dict[str, list[str]]) -> Canned:
         parts = [unquote(p) for p in path.strip("/").split("/")]
         technical = {s["id"]: s for s in self.account["services"]}
         business = {s["id"]: s for s in self.account["business_services"]}
@@ -91,6 +95,11 @@ class PagerDutyApi:
                 return self._page("services", query)
             case ["business_services"]:
                 return self._page("business_services", query)
+            case ["incidents"]:
+                # As PagerDuty: without `statuses[]`, incidents of every status.
+                wanted = set(lists.get("statuses[]", [])) or {"triggered", "acknowledged", "resolved"}
+                listed = [i for i in self.account.get("incidents", []) if i.get("status") in wanted]
+                return self._page("incidents", query, listed)
             case ["services", sid] if sid in technical:
                 return _json(200, {"service": technical[sid]})
             case ["business_services", sid] if sid in business:
@@ -108,10 +117,10 @@ class PagerDutyApi:
             if sid in (r["supporting_service"]["id"], r["dependent_service"]["id"])
         ]
 
-    def _page(self, key: str, query: dict[str, str]) -> Canned:
+    def _page(self, key: str, query: dict[str, str], items: list[Json] | None = None) -> Canned:
         limit = min(int(query.get("limit", "25")), self.page_size)
         offset = int(query.get("offset", "0"))
-        items = self.account[key]
+        items = self.account[key] if items is None else items
         page = items[offset : offset + limit]
         more = offset + len(page) < len(items)
         return _json(200, {key: page, "limit": limit, "offset": offset, "total": None, "more": more})
@@ -142,8 +151,9 @@ def pagerduty_api(account: Json | None = None, *, page_size: int = 100) -> Itera
             state.enter()
             try:
                 parts = urlsplit(self.path)
-                query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-                canned = state.answer(parts.path, query, dict(self.headers.items()))
+                lists = parse_qs(parts.query)
+                query = {k: v[-1] for k, v in lists.items()}
+                canned = state.answer(parts.path, query, dict(self.headers.items()), lists)
             finally:
                 state.leave()
             send(self, canned.status, canned.body, "application/json", canned.headers)
@@ -154,3 +164,19 @@ def pagerduty_api(account: Json | None = None, *, page_size: int = 100) -> Itera
     with serving(Handler) as url:
         state.url = url
         yield state
+
+
+def incident(number: int, title: str, service_id: str, *, status: str = "triggered", urgency: str = "high") -> Json:
+    """An incident as `GET /incidents` lists it (the REST API v2 reference's example, trimmed)."""
+    ident = f"Q{number:04d}INC"
+    return {
+        "id": ident, "type": "incident", "summary": f"[#{number}] {title}",
+        "self": f"https://api.pagerduty.com/incidents/{ident}", "html_url": f"https://acme.pagerduty.com/incidents/{ident}",
+        "incident_number": number, "title": title, "created_at": "2026-12-06T03:00:00Z", "status": status,
+        "incident_key": f"key-{number}", "urgency": urgency,
+        "service": {"id": service_id, "type": "service_reference", "summary": service_id,
+                    "self": f"https://api.pagerduty.com/services/{service_id}",
+                    "html_url": f"https://acme.pagerduty.com/service-directory/{service_id}"},
+        "assignments": [], "acknowledgements": [], "last_status_change_at": "2026-12-06T03:00:00Z",
+        "escalation_policy": {"id": "PEP0001", "type": "escalation_policy_reference"}, "teams": [], "priority": None,
+    }  # fmt: skip

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from graph.blast import blast_radius, runtime_mask, system_parts
 from graph.compiled import walk_index
 from graph.facts import Passage, SourceFacts, SourceMark
+from graph.live import LiveBlast, LiveCall, LiveReading, present
 from graph.networkx_view import networkx_view
 from graph.passages import cite_passages, passage_index
 from graph.questions.ask import ask
@@ -50,14 +51,16 @@ def test_after_warm_no_answer_builds_an_index_of_its_own() -> None:
     warm(snap)
     built = dict(snap.derived)
     # walks, restricted entities, their names, runbook sections, passages, runtime kinds, systems,
-    # deploy targets, coverage
-    assert len(built) == 9
+    # deploy targets, coverage, the live part's telemetry names and PagerDuty services
+    assert len(built) == 11
     result = blast_radius(snap, REDIS, viewer=OUTSIDER)
     assert result.impacted and result.survives == () and result.systems and result.hidden_count == 1
     assert suspects(snap, AUTH, now=NOW, viewer=OUTSIDER).dependencies
     assert cite_passages(snap, result.subjects(), viewer=OUTSIDER)
     assert resolve_for(snap, "the auth service", OUTSIDER).entity == AUTH
     ask(snap, "what breaks if redis goes down?", now=NOW, viewer=OUTSIDER)
+    reading = LiveReading("prometheus:9090", NOW, 300, (LiveCall("token-cache", "redis", 100, 50),))
+    assert LiveBlast(result, present(snap, reading)).failing == 1
     assert snap.derived.keys() == built.keys()
     assert all(snap.derived[key] is index for key, index in built.items())
 

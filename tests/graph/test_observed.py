@@ -199,3 +199,12 @@ def test_drift_keeps_the_busiest_of_each_list_and_counts_them_all() -> None:
     assert [(u.edge.src, u.calls) for u in found.undeclared] == [(PAYMENTS, 900)]
     assert found.totals == (2, 0, 0) and found.cut
     assert not drift(snap).cut
+
+
+def test_a_citation_told_its_calls_is_not_told_them_twice() -> None:
+    count = CallCount(f"{SOURCE}: checkoutservice -> cartservice", 3000, 6, 7 * 86_400, SEEN)
+    snap = shop(seen("checkoutservice", "cartservice"), calls=(count,))
+    edge = snap.edge(CHECKOUT, "calls", CART)
+    assert edge is not None
+    once = dress(edge, snap.calls)
+    assert dress(once, snap.calls).sources == once.sources and once.sources[0].count("calls") == 1

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.render.freshness import Freshness
+from bot.render.live import failing_count
 from bot.render.wording import plural
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
@@ -29,10 +30,12 @@ from bot.slack.blocks.kit import (
     share_button,
     text_length,
 )
+from bot.slack.blocks.live import NOW_HEADING, live_context, now_lines, now_plain
 from bot.slack.blocks.passages import passages_blocks, passages_plain
 from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
 from graph.drift import DEPENDENTS, nothing_found
+from graph.live import NOTHING, LiveBlast, Present
 from graph.naming.refs import short_name
 from graph.passages import CitedPassage
 
@@ -51,16 +54,18 @@ class _Counts:
     systems: int
     hidden: int
     visible: int
+    failing: int = 0  # impacted entities failing now
 
     @classmethod
-    def of(cls, result: BlastRadius) -> _Counts:
+    def of(cls, result: BlastRadius, live: LiveBlast | None = None) -> _Counts:
         hidden = result.hidden_count
         breaks, degrades = result.breaks_count, result.degrades_count
-        return cls(breaks, degrades, len(result.systems), hidden, breaks + degrades - hidden)
+        failing = live.failing if live is not None else 0
+        return cls(breaks, degrades, len(result.systems), hidden, breaks + degrades - hidden, failing)
 
     def summary(self) -> str:
         text = f"{self.breaks} break · {self.degrades} degrade · {plural(self.systems, 'system')} impacted"
-        return text + (f" · {self.hidden} hidden here" if self.hidden else "")
+        return text + (f" · {self.hidden} hidden here" if self.hidden else "") + failing_count(self.failing)
 
 
 def format_blast_radius(
@@ -69,26 +74,30 @@ def format_blast_radius(
     *,
     shared: bool = False,
     passages: Sequence[CitedPassage] = (),
+    live: Present = NOTHING,
 ) -> SlackMessage:
     """What breaks if the entity fails, within Slack's limits; `full_text` holds all of it when cut.
 
-    `passages` are runbook passages to quote (chosen for this viewer), shown above the footer."""
-    counts = _Counts.of(result)
+    `passages` are runbook passages to quote (chosen for this viewer), shown above the footer; with a
+    live part, the entities failing now come first, each entry says how its hop is doing, and one
+    line cites where that came from (or says it is missing)."""
+    shown = LiveBlast(result, live)
+    counts = _Counts.of(result, shown)
     warning, footer = freshness_blocks(freshness)
     head = [header(f"Blast radius: {short_name(result.failed)}"), *warning, section(_counts_text(result, counts))]
-    tail = [section(_survivors_text(result)), *passages_blocks(passages), footer]
+    tail = [section(_survivors_text(result)), *passages_blocks(passages), *live_context(live), footer]
     if not shared:
         tail += share_button(_share_value(result))
     room = TEXT_BUDGET - text_length(head + tail) - RESERVE
-    impacts = result.nearest(FIRST_SCREEN)
-    lines, shown = impact_lines(impacts, room)
-    more = counts.visible - shown
+    impacts = shown.first(FIRST_SCREEN)
+    lines, listed = impact_lines(impacts, room, shown)
+    more = counts.visible - listed
     if more > 0:
         lines.append(f"_… and {plural(more, 'more impacted entity', 'more impacted entities')} (full list attached)_")
     body = pack(lines) if lines else [section(_nothing(result, counts))]
-    cut = more > 0 or len(result.systems) > SYSTEMS_SHOWN or _elided(impacts[:shown])
+    cut = more > 0 or len(result.systems) > SYSTEMS_SHOWN or _elided(impacts[:listed])
     text = f"{stale_prefix(freshness)}If {short_name(result.failed)} goes down: {counts.summary()}"
-    full = (lambda: blast_lines(result, freshness, passages)) if cut else None
+    full = (lambda: blast_lines(result, freshness, passages, live)) if cut else None
     return message(text, head + body + tail, full)
 
 
@@ -128,20 +137,33 @@ def _share_value(result: BlastRadius) -> dict[str, object]:
     return value
 
 
-def impact_lines(impacts: tuple[Impact, ...], room: int) -> tuple[list[str], int]:
-    """(mrkdwn entries, a heading opening each hop, how many fit in `room`), nearest first."""
+def impact_lines(impacts: tuple[Impact, ...], room: int, live: LiveBlast | None = None) -> tuple[list[str], int]:
+    """(mrkdwn entries, a heading opening each group, how many fit in `room`): those failing now
+    first under their own heading, then nearest first by hops."""
     entries = []
     for i, impact in enumerate(impacts):
-        heading = f"*{plural(impact.hops, 'hop')}*\n" if i == 0 or impacts[i - 1].hops != impact.hops else ""
-        entries.append(heading + impact_entry(impact))
+        group = _group(impact, live)
+        heading = "" if i > 0 and _group(impacts[i - 1], live) == group else _heading(group)
+        entries.append(heading + impact_entry(impact, live=live))
     shown = fit(entries, room)
     return entries[:shown], shown
 
 
-def impact_entry(impact: Impact, *, edges_shown: int = EDGES_SHOWN) -> str:
+def _group(impact: Impact, live: LiveBlast | None) -> int:
+    """The hops an entry is listed under, or 0 for the entities failing now."""
+    return 0 if live is not None and impact.entity in live.now_refs else impact.hops
+
+
+def _heading(group: int) -> str:
+    return f"{NOW_HEADING}\n" if group == 0 else f"*{plural(group, 'hop')}*\n"
+
+
+def impact_entry(impact: Impact, *, edges_shown: int = EDGES_SHOWN, live: LiveBlast | None = None) -> str:
     mark = "✗" if impact.impact == BREAKS else "~"
     owners = escape(names(impact.owners, OWNERS_SHOWN)) or "_none known_"
     lines = [f"{mark} *{escape(name(impact.entity))}* {impact.impact} · owners: {owners}"]
+    if live is not None:
+        lines += now_lines(live.present, live.mark(impact), live.incidents(impact))
     # Read from the impacted entity back to the failure, as people ask "why does this break?".
     edges = [f"      {code(cited(e))}" for e in reversed(impact.edges)]
     if len(edges) > edges_shown:
@@ -161,44 +183,51 @@ def blast_lines(
     result: BlastRadius,
     freshness: Freshness,
     passages: Sequence[CitedPassage] = (),
+    live: Present = NOTHING,
 ) -> Iterator[str]:
     """The whole answer as plain text, line by line (each ending in a newline), written as it is
-    read: every impacted entity with its full cited path."""
-    counts = _Counts.of(result)
+    read: every impacted entity (those failing now first) with its full cited path."""
+    shown = LiveBlast(result, live)
+    counts = _Counts.of(result, shown)
     yield f"If {short_name(result.failed)} goes down: {counts.summary()}\n"
     if result.max_depth is not None:
         yield f"(walk limited to {plural(result.max_depth, 'hop')})\n"
-    hops, shown = -1, 0
+    group, listed = -1, 0
     # Bounded: each path costs a walk back to the failure, and a file of 100k paths helps no one
     # at 3 a.m.; the command line (`--json`) lists them all.
-    for impact in result.iter_nearest(FULL_TEXT_ENTRIES):
-        shown += 1
-        if impact.hops != hops:
-            hops = impact.hops
-            yield plural(hops, "hop") + "\n"
+    for impact in shown.iter_first(FULL_TEXT_ENTRIES):
+        listed += 1
+        if _group(impact, shown) != group:
+            group = _group(impact, shown)
+            yield ("now: failing, or with an open incident" if group == 0 else plural(group, "hop")) + "\n"
         owners = ", ".join(short_name(o) for o in impact.owners) or "none known"
         yield f"  {short_name(impact.entity)}  {impact.impact}  owners: {owners}\n"
+        yield "".join(f"{line}\n" for line in now_plain(live, shown.mark(impact), shown.incidents(impact)))
         yield "".join(f"      {cite_edge(e)}\n" for e in reversed(impact.edges))
         if impact.hidden:
             yield f"      {plural(impact.hidden, 'hidden entity', 'hidden entities')} on this path\n"
-    if counts.visible > shown:
-        rest = counts.visible - shown
+    if counts.visible > listed:
+        rest = counts.visible - listed
         yield f"… and {rest} more impacted entities: oncall-graph blast-radius {result.failed} --json lists all\n"
     systems = ", ".join(f"{short_name(s.entity)} ({s.impacted}/{s.total})" for s in result.systems)
     if systems:
         yield f"systems impacted: {systems}\n"
     yield f"survives ({len(result.survives)}): {', '.join(short_name(r) for r in result.survives)}\n"
     yield from (line + "\n" for line in passages_plain(passages))
+    if live.configured:
+        yield live.said() + "\n"
     yield graph_age(freshness) + "\n"
     yield from (f"⚠ stale graph: {reason}\n" for reason in freshness.warnings)
 
 
-def blast_summary(result: BlastRadius, *, top: int = 5) -> list[Block]:
-    """A short blast radius for an alert thread: counts and the nearest `top` impacted entities."""
-    counts = _Counts.of(result)
+def blast_summary(result: BlastRadius, *, top: int = 5, live: Present = NOTHING) -> list[Block]:
+    """A short blast radius for an alert thread: counts and the first `top` impacted entities (those
+    failing now first, each marked)."""
+    shown = LiveBlast(result, live)
+    counts = _Counts.of(result, shown)
     lines = [f"*If {escape(name(result.failed))} goes down*: {counts.summary()}"]
-    impacts = result.nearest(top)
-    lines += [impact_entry(i, edges_shown=1) for i in impacts]
+    impacts = shown.first(top)
+    lines += [impact_entry(i, edges_shown=1, live=shown) for i in impacts]
     if counts.visible > len(impacts):
         lines.append(f"_… and {counts.visible - len(impacts)} more (`/blast-radius {escape(result.failed)}`)_")
     if not impacts:

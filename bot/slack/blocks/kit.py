@@ -186,6 +186,7 @@ def link_host(url: str) -> str:
 # address bar too), four dotted numbers, or whatever follows a `://`. Runs are found first and
 # split after, so no pattern backtracks over a long label.
 _RUN = re.compile(r"[\w.-]+")
+_LEADING_DIGITS = re.compile(r"\d+")
 _AUTHORITY = re.compile(r"[^/\s?#\\]*")
 
 
@@ -210,9 +211,12 @@ def _dotted_hosts(run: str) -> list[str]:
         if part:
             labels.append(part)
             continue
-        numeric = len(labels) == 4 and all(x.isdigit() for x in labels)
+        # Four dotted numbers read as an address even with more after them (`10.0.0.7A`, `10.0.0.7.1`).
+        numeric = len(labels) >= 4 and all(x.isdigit() for x in labels[:3]) and labels[3][:1].isdigit()
         last = labels[-1] if labels else ""
-        if numeric or (len(labels) >= 2 and len(last) >= 2 and last[0].isalpha()):
+        if numeric:
+            hosts.append(".".join([*labels[:3], _LEADING_DIGITS.match(labels[3]).group()]))  # type: ignore[union-attr]
+        elif len(labels) >= 2 and len(last) >= 2 and last[0].isalpha():
             hosts.append(".".join(labels))
         labels = []
     return hosts

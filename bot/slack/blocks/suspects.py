@@ -35,10 +35,12 @@ from bot.slack.blocks.kit import (
     share_button,
     text_length,
 )
+from bot.slack.blocks.live import NOW_HEADING, live_context, now_lines, now_plain
 from bot.slack.blocks.passages import passages_blocks, passages_plain
 from graph.blast import BlastRadius
 from graph.citations import cite_edge
 from graph.drift import DEPENDENCIES, nothing_found
+from graph.live import NOTHING, Present
 from graph.naming.refs import short_name
 from graph.passages import CitedPassage
 from graph.suspects import Dependency, SuspectDeploy, Suspects
@@ -57,15 +59,18 @@ def format_suspects(
     *,
     shared: bool = False,
     passages: Sequence[CitedPassage] = (),
+    live: Present = NOTHING,
 ) -> SlackMessage:
-    """The on-call view of an alert; dependencies with suspect deploys are the last to be cut.
+    """The on-call view of an alert; dependencies failing now, then those with suspect deploys, are
+    the last to be cut.
 
     `passages` are runbook passages to quote (chosen for this viewer), shown above the footer."""
     warning, footer = freshness_blocks(freshness)
     head = [header(f"Suspects: {short_name(result.entity)}"), *warning, *_summary_blocks(result)]
-    tail = [*passages_blocks(passages), footer] + ([] if shared else share_button(_share_value(result)))
-    body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE)
-    full = (lambda: (suspects_text(result, freshness, passages),)) if cut else None
+    tail = [*passages_blocks(passages), *live_context(live), footer]
+    tail += [] if shared else share_button(_share_value(result))
+    body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE, live)
+    full = (lambda: (suspects_text(result, freshness, passages, live),)) if cut else None
     return message(stale_prefix(freshness) + _fallback(result), head + body + tail, full)
 
 
@@ -76,9 +81,11 @@ def format_alert_reply(
     *,
     passages: Sequence[CitedPassage] = (),
     phrasing: Phrasing | None = None,
+    live: Present = NOTHING,
 ) -> SlackMessage:
-    """The reply in a PagerDuty alert's thread: the suspects view, then a short blast radius; with a
-    phrasing, the model's summary first, marked as the model's (the views below stay the graph's)."""
+    """The reply in a PagerDuty alert's thread: the suspects view, then a short blast radius (its
+    dependents failing now first, marked); with a phrasing, the model's summary first, marked as the
+    model's (the views below stay the graph's)."""
     warning, footer = freshness_blocks(freshness)
     phrased = []
     if phrasing:
@@ -89,14 +96,14 @@ def format_alert_reply(
         *phrased,
         *_summary_blocks(suspects_result),
     ]
-    tail = [divider(), *blast_summary(blast_result), *passages_blocks(passages), footer]
-    body, cut = _dependency_blocks(suspects_result, TEXT_BUDGET - text_length(head + tail) - RESERVE)
+    tail = [divider(), *blast_summary(blast_result, live=live), *passages_blocks(passages), *live_context(live), footer]
+    body, cut = _dependency_blocks(suspects_result, TEXT_BUDGET - text_length(head + tail) - RESERVE, live)
 
     def full() -> Iterator[str]:
         if phrasing:
             yield f"{phrasing.text}\n({phrasing.marker})\n"
-        yield suspects_text(suspects_result, freshness, passages) + "\n"
-        yield from blast_lines(blast_result, freshness)
+        yield suspects_text(suspects_result, freshness, passages, live) + "\n"
+        yield from blast_lines(blast_result, freshness, live=live)
 
     text = stale_prefix(freshness) + _fallback(suspects_result)
     return message(text, head + body + tail, full if cut else None)
@@ -155,9 +162,10 @@ def deploy_line(suspect: SuspectDeploy, now: datetime) -> str:
     return f"🚩 *suspect* — {escape(suspect.reason)}: {what} {when}"
 
 
-def dependency_entry(dep: Dependency, now: datetime) -> str:
+def dependency_entry(dep: Dependency, now: datetime, live: Present = NOTHING) -> str:
     owners = escape(names(dep.owners, OWNERS_SHOWN)) or "_none known_"
     lines = [f"*{escape(name(dep.entity))}* · owners: {owners}"]
+    lines += now_lines(live, live.mark(dep.edges, dep.entity), live.open_incidents(dep.entity))
     if dep.edges:
         lines.append(f"      {code(cited(dep.edges[-1]))}")
     if dep.hidden:
@@ -168,18 +176,26 @@ def dependency_entry(dep: Dependency, now: datetime) -> str:
     return "\n".join(lines)
 
 
-def _dependency_blocks(result: Suspects, room: int) -> tuple[list[Block], bool]:
-    """(blocks, whether anything was left out): entries chosen suspects-first, shown in hop order."""
+def _failing_now(dep: Dependency, live: Present) -> bool:
+    """Failing now or with an open incident: listed first, under their own heading."""
+    mark = live.mark(dep.edges, dep.entity)
+    return (mark is not None and mark.failing) or bool(live.open_incidents(dep.entity))
+
+
+def _dependency_blocks(result: Suspects, room: int, live: Present = NOTHING) -> tuple[list[Block], bool]:
+    """(blocks, whether anything was left out): entries chosen failing-now first, then suspects,
+    shown in the order the query layer ranked them, each group under its heading."""
     deps = result.dependencies
     if not deps:
         return [section(escape(nothing_found(result.entity, DEPENDENCIES, result.coverage)))], False
-    entries = [dependency_entry(d, result.now) for d in deps]
-    chosen = _choose(deps, entries, room)
-    lines, hops = [], -1
+    entries = [dependency_entry(d, result.now, live) for d in deps]
+    now = [_failing_now(d, live) for d in deps]
+    chosen = _choose(deps, entries, room, now)
+    lines, group = [], ""
     for i in chosen:
-        heading = f"*{plural(deps[i].hops, 'hop')}*\n" if deps[i].hops != hops else ""
-        hops = deps[i].hops
-        lines.append(heading + entries[i])
+        heading = NOW_HEADING if now[i] else f"*{plural(deps[i].hops, 'hop')}*"
+        lines.append(("" if heading == group else f"{heading}\n") + entries[i])
+        group = heading
     left = len(deps) - len(chosen)
     if left:
         lines.append(f"_… and {plural(left, 'more dependency', 'more dependencies')} (full list attached)_")
@@ -187,9 +203,9 @@ def _dependency_blocks(result: Suspects, room: int) -> tuple[list[Block], bool]:
     return pack(lines), cut
 
 
-def _choose(deps: Sequence[Dependency], entries: Sequence[str], room: int) -> list[int]:
+def _choose(deps: Sequence[Dependency], entries: Sequence[str], room: int, now: Sequence[bool]) -> list[int]:
     used, chosen = 0, []
-    for i in sorted(range(len(deps)), key=lambda i: (not deps[i].deploys, i)):
+    for i in sorted(range(len(deps)), key=lambda i: (not now[i], not deps[i].deploys, i)):
         used += len(entries[i]) + 1 + HEADING_COST
         if used > room:
             break
@@ -201,20 +217,24 @@ def suspects_text(
     result: Suspects,
     freshness: Freshness,
     passages: Sequence[CitedPassage] = (),
+    live: Present = NOTHING,
 ) -> str:
     """The whole suspects answer as plain text: every dependency, edge and deploy."""
     lines = [f"{_fallback(result)} ({utc(result.since)} – {utc(result.now)})"]
     lines += [f"  ! suspect — {s.reason}: {_deploy_plain(s)}" for s in result.own_deploys]
     for dep in result.dependencies:
         owners = ", ".join(short_name(o) for o in dep.owners) or "none known"
-        lines.append(f"{'  ' * dep.hops}{short_name(dep.entity)}  ({plural(dep.hops, 'hop')})  owners: {owners}")
-        lines += [f"{'  ' * dep.hops}    {cite_edge(e)}" for e in dep.edges[-1:]]
+        indent = "  " * dep.hops
+        lines.append(f"{indent}{short_name(dep.entity)}  ({plural(dep.hops, 'hop')})  owners: {owners}")
+        lines += now_plain(live, live.mark(dep.edges, dep.entity), live.open_incidents(dep.entity), f"{indent}    ")
+        lines += [f"{indent}    {cite_edge(e)}" for e in dep.edges[-1:]]
         if dep.hidden:
-            lines.append(f"{'  ' * dep.hops}    {plural(dep.hidden, 'hidden entity', 'hidden entities')} on this path")
-        lines += [f"{'  ' * dep.hops}    ! suspect — {s.reason}: {_deploy_plain(s)}" for s in dep.deploys]
+            lines.append(f"{indent}    {plural(dep.hidden, 'hidden entity', 'hidden entities')} on this path")
+        lines += [f"{indent}    ! suspect — {s.reason}: {_deploy_plain(s)}" for s in dep.deploys]
     if result.hidden:
         lines.append(f"{plural(result.hidden, 'dependency', 'dependencies')} hidden here")
     lines += passages_plain(passages)
+    lines += [live.said()] if live.configured else []
     lines.append(graph_age(freshness))
     lines += [f"⚠ stale graph: {reason}" for reason in freshness.warnings]
     return "\n".join(lines) + "\n"

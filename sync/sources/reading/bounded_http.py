@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -25,9 +25,12 @@ class Answer:
     body: bytes
 
 
-def bounded_get(url: str, *, params: Mapping[str, str], headers: Mapping[str, str], timeout: float) -> Answer:
-    """GET `url`; raises FetchError naming it (never its credentials or query) when no answer came
-    whole: refused, timed out, over the byte cap, past the read's deadline."""
+def bounded_get(
+    url: str, *, params: Mapping[str, str | Sequence[str]], headers: Mapping[str, str], timeout: float
+) -> Answer:
+    """GET `url` (a parameter given a list is sent once per value: `statuses[]=a&statuses[]=b`);
+    raises FetchError naming it (never its credentials or query) when no answer came whole:
+    refused, timed out, over the byte cap, past the read's deadline."""
     name = display_name(url)
     limits = current_limits()
     deadline = time.monotonic() + limits.deadline_seconds

@@ -7,6 +7,7 @@ import unicodedata
 from datetime import timedelta
 from urllib.parse import urlsplit
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -196,3 +197,11 @@ def test_bidi_controls_never_leave_in_mrkdwn_plain_text_or_a_title() -> None:
 
 def test_plain_text_objects_are_never_entity_escaped() -> None:
     assert header("a & b <c>")["text"]["text"] == "a & b <c>"
+
+
+@pytest.mark.parametrize(
+    ("label", "hosts"),
+    [("10.0.0.7A", {"10.0.0.7"}), ("10.0.0.7.1", {"10.0.0.7"}), ("r-10.0.0", set()), ("v1.2.3", set())],
+)
+def test_four_dotted_numbers_read_as_an_address_even_with_more_after_them(label: str, hosts: set[str]) -> None:
+    assert named_hosts(label) == hosts

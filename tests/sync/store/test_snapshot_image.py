@@ -182,3 +182,13 @@ def test_a_stale_image_is_judged_by_its_key_before_its_payload_is_read(built: Sn
         read_image(path, KEY | {"graph_version": 2})
     with pytest.raises(ImageRejected, match="checksum mismatch"):
         read_image(path, KEY)
+
+
+def test_the_live_parts_names_are_kept_without_the_cache_answers_fill(built: Snapshot, tmp_path: Path) -> None:
+    names = built.derived["graph.live.names"]
+    found = names.ref("antifraud")
+    assert found is not None and names._found  # an answer's look filled the cache
+    write_image(tmp_path / "graph.snapshot", KEY, built)
+    loaded = read_image(tmp_path / "graph.snapshot", KEY).derived["graph.live.names"]
+    assert loaded._found == {} and loaded.ref("antifraud") == found
+    assert names._found  # the served snapshot's cache is untouched
