@@ -27,9 +27,9 @@ from bot.query.bundle import BlastQuery
 from bot.slack.answer_slots import AnswerSlots
 from bot.wiring import snapshot_ref
 from graph.background import paced
-from graph.freshness import StalePolicy
+from graph.exposure.visibility import EVERYONE
+from graph.health.freshness import StalePolicy
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE
 from sync.refresh import load_snapshot
 from sync.store.database import make_engine
 from sync.store.fact_store import Store

@@ -19,9 +19,9 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order
 
-from graph.compiled import walk_index
 from graph.relations import propagates
 from graph.snapshot import Snapshot
+from graph.walks.compiled import walk_index
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,11 +37,11 @@ from bot.query.live import LiveSource
 from bot.slack.answer_slots import AnswerSlots
 from bot.slack.blocks.messages import SlackMessage, format_blast_radius, format_suspects
 from bot.wiring import snapshot_ref
-from graph.blast import blast_radius
-from graph.freshness import StalePolicy
+from graph.exposure.visibility import EVERYONE
+from graph.health.freshness import StalePolicy
 from graph.naming.refs import short_name
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE
+from graph.walks.blast import blast_radius
 from sync.live import LiveConfig, LiveFeed
 from sync.refresh import load_snapshot
 from sync.sources.trace_options import TraceOptions

@@ -43,11 +43,11 @@ from bot.query.bundle import BlastQuery
 from bot.render.json import drift_json
 from bot.slack.blocks.blast import format_blast_radius
 from bot.wiring import open_store, snapshot_ref
-from graph.drift import drift
-from graph.freshness import StalePolicy
+from graph.exposure.visibility import EVERYONE
+from graph.health.freshness import StalePolicy
 from graph.observed import MESSAGING
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE
+from graph.traffic.drift import drift
 from sync.read_isolation import SourceRead
 from sync.refresh import SyncReport, apply_reads, load_snapshot, read_sources
 from sync.sources.registry import SourceSpec

@@ -8,7 +8,7 @@ Entities are named from two words ("amber-falcon"), or taken from a generated be
 passage is about 600 characters of filler prose naming four entities in the spellings runbooks
 use ("the Amber Falcon service", "amber_falcon", "AmberFalcon", "svc-42"), with a fenced command.
 Measured, fastest of `--repeat` runs: the build with and without the passages, linking them
-(`graph.passages.passage_index`, built on first use) and choosing the passages of one answer.
+(`graph.exposure.passages.passage_index`, built on first use) and choosing the passages of one answer.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from graph.build import build_snapshot, collect_passages
+from graph.exposure.passages import cite_passages, passage_index
 from graph.facts import Citation, Entity, Passage, SourceFacts
-from graph.passages import cite_passages, passage_index
 from graph.snapshot import Snapshot
 from sync.collector import collector_paused
 

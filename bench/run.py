@@ -120,7 +120,7 @@ def _machine() -> dict[str, Any]:
 def measure_scenario(catalog: Catalog, runs: int, *, load_only: bool = False) -> dict[str, Any]:
     """Cold load, memory, walk latency on the hub and the leaf, and the baselines."""
     from graph.build import build_snapshot
-    from graph.compiled import walk_index
+    from graph.walks.compiled import walk_index
     from sync.collector import collector_paused
     from sync.sources.catalog import read_catalog
 
@@ -193,8 +193,8 @@ def _time_parsing() -> dict[str, float]:
 
 
 def _queries(snapshot: Any, ref: str, runs: int, slow_runs: int) -> dict[str, Any]:
-    from graph.blast import blast_radius
-    from graph.suspects import suspects
+    from graph.walks.blast import blast_radius
+    from graph.walks.suspects import suspects
 
     result = blast_radius(snapshot, ref)
     first = result.nearest(DISPLAYED)
@@ -212,7 +212,7 @@ def _queries(snapshot: Any, ref: str, runs: int, slow_runs: int) -> dict[str, An
 
 
 def _baselines(snapshot: Any, structures: baselines.Structures, ref: str, runs: int, slow_runs: int) -> dict[str, Any]:
-    from graph.blast import blast_radius
+    from graph.walks.blast import blast_radius
 
     start = structures.position[ref]
     ours = blast_radius(snapshot, ref)

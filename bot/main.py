@@ -41,8 +41,8 @@ from bot.telemetry.tracing import start_tracing
 from bot.webhooks.deploys import build_deploy_webhooks
 from bot.webhooks.refusals import Unproven
 from bot.wiring import clock, live_feed, model, snapshot_images, snapshot_ref, source_access
-from graph.freshness import LagReport
-from graph.hygiene import lint
+from graph.health.freshness import LagReport
+from graph.health.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.lag import LagNotifier, LogNotifier

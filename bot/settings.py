@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, create_model
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from graph.freshness import StalePolicy
+from graph.health.freshness import StalePolicy
 from sync.sources.kinds import SOURCE_KINDS, SourceKind
 
 DEFAULT_DATABASE_URL = "sqlite:///oncall-graph.db"

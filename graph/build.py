@@ -10,7 +10,7 @@ from operator import attrgetter
 from types import MappingProxyType
 
 from graph.background import stepping
-from graph.deploy_targets import DeployTargetIndex, deploy_target_index, place_deploy, problem_order
+from graph.deploys.deploy_targets import DeployTargetIndex, deploy_target_index, place_deploy, problem_order
 from graph.edges import EdgeFacts, new_edge_facts
 from graph.evidence import OBSERVED
 from graph.facts import (

@@ -110,7 +110,7 @@ class Assertion:
 
 @dataclass(frozen=True, slots=True)
 class Deploy:
-    """A deploy event, mapped to its entity at build time (`graph.deploy_targets`).
+    """A deploy event, mapped to its entity at build time (`graph.deploys.deploy_targets`).
 
     `service` is any name or alias of an entity; `repository` the full `owner/name` of the
     repository it came from (GitHub, GitLab); `routing_key` a PagerDuty change event's integration

@@ -39,7 +39,7 @@ class Snapshot:
     """Entities, edges (forward and reverse), aliases, deploys and source marks at one moment.
 
     Never mutated after `graph.build.build_snapshot` returns it; walks read `out_edges`,
-    `in_edges` or the compiled walk index (`graph.compiled.walk_index`).
+    `in_edges` or the compiled walk index (`graph.walks.compiled.walk_index`).
     """
 
     entities: Mapping[str, Entity]
@@ -57,7 +57,7 @@ class Snapshot:
     # The store's graph version whose facts this was built from (-1: not from a store, or a past
     # graph): a deploy delta applies only to the version it follows.
     version: int = -1
-    # What a deploy delta (`graph.deploy_delta`) needs to place deploys as the build does: the
+    # What a deploy delta (`graph.deploys.deploy_delta`) needs to place deploys as the build does: the
     # alias-file names that stand for another name, and how many live deploy facts carry each id.
     deploy_names: Mapping[str, str] = field(default_factory=dict)
     deploy_ids: Mapping[str, int] = field(default_factory=dict)
@@ -65,8 +65,8 @@ class Snapshot:
     # a poll that changes only the counts replaces them, never the graph (`with_marks`).
     calls: Mapping[str, CallCount] = field(default_factory=dict)
     unknown_services: tuple[UnknownService, ...] = ()  # telemetry names no entity answers to
-    # Indexes derived from the facts, each filled by the module that owns it (`graph.compiled`,
-    # `graph.visibility`, `graph.passages`, `graph.blast`, ...) under a key of its own. An entry
+    # Indexes derived from the facts, each filled by the module that owns it (`graph.walks.compiled`,
+    # `graph.exposure.visibility`, `graph.exposure.passages`, `graph.walks.blast`, ...) under a key of its own. An entry
     # depends on the catalog facts alone, never on the marks or the deploys (so `with_marks` and a
     # deploy delta share them), and never
     # refers back to the snapshot (so a replaced snapshot is freed by reference counting).

@@ -3,15 +3,15 @@ it serves (`SnapshotRef(prepare=...)`), so no one's first query after a sync pay
 
 from __future__ import annotations
 
-from graph.blast import runtime_mask, system_parts
-from graph.compiled import walk_index
-from graph.deploy_targets import snapshot_deploy_targets
-from graph.drift import coverage
-from graph.live import live_indexes
-from graph.passages import passage_index
-from graph.redaction import hidden_name_index, section_index
+from graph.coverage import coverage
+from graph.deploys.deploy_targets import snapshot_deploy_targets
+from graph.exposure.passages import passage_index
+from graph.exposure.redaction import hidden_name_index, section_index
+from graph.exposure.visibility import restricted_refs
 from graph.snapshot import Snapshot
-from graph.visibility import restricted_refs
+from graph.traffic.live import live_indexes
+from graph.walks.blast import runtime_mask, system_parts
+from graph.walks.compiled import walk_index
 
 
 def warm(snapshot: Snapshot) -> None:

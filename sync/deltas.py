@@ -1,6 +1,6 @@
 """A snapshot brought to the stored graph version as a deploy delta: only the deploy rows added or
 retired by the version steps since the snapshot's are read (by their change ids, indexed), and
-joined with `graph.deploy_delta.with_deploys`, entities, edges and indexes kept.
+joined with `graph.deploys.deploy_delta.with_deploys`, entities, edges and indexes kept.
 
 Refused, with the reason, when any step changed more than deploys, a step is unrecorded (a
 database older than migration 0005), or `with_deploys` cannot decide alone: the caller rebuilds.
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from graph.deploy_delta import with_deploys
+from graph.deploys.deploy_delta import with_deploys
 from graph.snapshot import Snapshot
 from sync.store.fact_store import SourceState, Store, in_graph, source_marks
 from sync.store.graph_changes import ChangedDeploys

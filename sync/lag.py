@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from graph.freshness import LagTransition
+from graph.health.freshness import LagTransition
 
 log = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from datetime import datetime
 from typing import Generic, TypeVar
 from urllib.parse import urlsplit
 
-from graph.live import Incident, LiveCall, LiveNow, LiveReading
 from graph.observed import window_text
+from graph.traffic.live import Incident, LiveCall, LiveNow, LiveReading
 from sync.sources.pagerduty import DEFAULT_BASE_URL
 from sync.sources.pagerduty_incidents import fetch_open_incidents
 from sync.sources.reading.limits import ReadLimits, reading_with

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from graph.background import Step, paced
-from graph.freshness import LagTransition, StalePolicy, judge
+from graph.health.freshness import LagTransition, StalePolicy, judge
 from graph.snapshot import Snapshot, SnapshotRef
 from sync.deltas import REBUILD, Update
 from sync.lag import LagNotifier

@@ -42,7 +42,7 @@ from bot.wiring import (
     snapshot_ref,
     source_access,
 )
-from graph.freshness import StalePolicy
+from graph.health.freshness import StalePolicy
 from graph.snapshot import Snapshot
 from sync.live import LiveFeed
 from sync.refresh import APPLIED, FAILED, HELD, SyncReport, load_snapshot, sync_once

@@ -19,9 +19,9 @@ from bot.query.live import LiveSource
 from bot.query.lookup import DRIFT_LIMIT, answer_drift, answer_path, answer_resolve
 from bot.query.replies import ask_reply, blast_reply, path_reply, resolve_reply, suspects_reply
 from bot.render import json as render_json
-from graph.freshness import StalePolicy
+from graph.exposure.visibility import Viewer
+from graph.health.freshness import StalePolicy
 from graph.snapshot import Snapshot
-from graph.visibility import Viewer
 
 Json = dict[str, Any]
 DEFAULT_SINCE = "6h"

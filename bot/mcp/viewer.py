@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from bot.settings import Settings
-from graph.visibility import EVERYONE, Viewer
+from graph.exposure.visibility import EVERYONE, Viewer
 
 
 def mcp_viewer(args: argparse.Namespace, settings: Settings) -> Viewer:

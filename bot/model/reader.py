@@ -13,10 +13,10 @@ from bot.model.phrasing import record_call, record_fallback
 from bot.model.ports import OK, REJECTED, ModelCallError, ModelReply, QuestionReader
 from bot.model.prompts import ASKS, INTENTS, MAX_NAMES, MAX_WINDOW_HOURS, NAME_CHARS, READ_TOOL_NAME
 from bot.telemetry.metrics import Metrics
+from graph.exposure.visibility import Viewer, can_see, resolve_for
 from graph.questions.ask import CHANGES, DEPENDENCIES, IMPACT, OWNERSHIP, PATH, RISK, Mention, find_mentions
 from graph.questions.wording import read_kinds
 from graph.snapshot import Snapshot
-from graph.visibility import Viewer, can_see, resolve_for
 
 MALFORMED = "malformed_tool_input"
 READ_PURPOSE = "read"

@@ -27,9 +27,9 @@ from bot.slack.delivery import message_kwargs
 from bot.slack.deps import BotDeps
 from bot.slack.replies import alert_message, model_ports
 from bot.slack.retrying import Poster, PostFailed
+from graph.exposure.visibility import EVERYONE, Viewer
 from graph.naming.names import Resolution
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE, Viewer
 
 log = logging.getLogger(__name__)
 

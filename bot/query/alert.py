@@ -11,14 +11,14 @@ from bot.query.bundle import AlertAnswer, AlertQuery, Resolved
 from bot.query.live import LiveSource, begin, looked
 from bot.query.model_phrasing import ModelPorts, explain_alert
 from bot.render.freshness import freshness_of
-from graph.blast import blast_radius
-from graph.freshness import StalePolicy
-from graph.live import live_suspects
-from graph.passages import cite_passages
-from graph.redaction import redact_text
+from graph.exposure.passages import cite_passages
+from graph.exposure.redaction import redact_text
+from graph.exposure.visibility import Viewer, resolve_first
+from graph.health.freshness import StalePolicy
 from graph.snapshot import Snapshot
-from graph.suspects import suspects
-from graph.visibility import Viewer, resolve_first
+from graph.traffic.live import live_suspects
+from graph.walks.blast import blast_radius
+from graph.walks.suspects import suspects
 
 
 def resolve_alert(snapshot: Snapshot, query: AlertQuery, viewer: Viewer) -> Resolved:

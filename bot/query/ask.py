@@ -10,13 +10,13 @@ from bot.query.bundle import AskAnswer
 from bot.query.live import LiveSource, begin, live_asked, live_sections, looked
 from bot.query.model_phrasing import ModelPorts, ask_question
 from bot.render.freshness import freshness_of
-from graph.blast import BlastRadius, blast_radius
-from graph.freshness import StalePolicy
-from graph.live import NOTHING
+from graph.exposure.visibility import Viewer
+from graph.health.freshness import StalePolicy
 from graph.questions.ask import DEPENDENCIES, IMPACT, Answer, read_window
 from graph.snapshot import Snapshot
-from graph.suspects import Suspects, suspects
-from graph.visibility import Viewer
+from graph.traffic.live import NOTHING
+from graph.walks.blast import BlastRadius, blast_radius
+from graph.walks.suspects import Suspects, suspects
 
 
 def answer_ask(

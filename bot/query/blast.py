@@ -8,13 +8,13 @@ from datetime import datetime
 from bot.query.bundle import BlastAnswer, BlastQuery, Resolved, SuspectsAnswer, SuspectsQuery
 from bot.query.live import LiveSource, begin, looked
 from bot.render.freshness import freshness_of
-from graph.blast import blast_radius
-from graph.freshness import StalePolicy
-from graph.live import live_suspects
-from graph.passages import cite_passages
+from graph.exposure.passages import cite_passages
+from graph.exposure.visibility import Viewer, resolve_for
+from graph.health.freshness import StalePolicy
 from graph.snapshot import Snapshot
-from graph.suspects import suspects
-from graph.visibility import Viewer, resolve_for
+from graph.traffic.live import live_suspects
+from graph.walks.blast import blast_radius
+from graph.walks.suspects import suspects
 
 
 def resolve_name(snapshot: Snapshot, name: str, viewer: Viewer) -> Resolved:

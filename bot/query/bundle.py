@@ -13,16 +13,16 @@ from datetime import datetime, timedelta
 
 from bot.model.ports import Phrasing
 from bot.render.freshness import Freshness
-from graph.blast import BlastRadius
-from graph.drift import Drift
-from graph.freshness import LagReport
-from graph.hygiene import LintReport
-from graph.live import NOTHING, Present
+from graph.exposure.passages import CitedPassage
+from graph.health.freshness import LagReport
+from graph.health.hygiene import LintReport
 from graph.naming.names import Resolution
-from graph.passages import CitedPassage
-from graph.paths import CitedPath
 from graph.questions.ask import Answer
-from graph.suspects import Suspects
+from graph.traffic.drift import Drift
+from graph.traffic.live import NOTHING, Present
+from graph.walks.blast import BlastRadius
+from graph.walks.paths import CitedPath
+from graph.walks.suspects import Suspects
 
 SUSPECTS_SINCE, SUSPECTS_DEPTH = timedelta(hours=6), 2  # /suspects, `suspects` and its tool when not told
 

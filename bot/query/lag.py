@@ -10,8 +10,8 @@ from datetime import datetime
 
 from bot.query.bundle import LagAnswer
 from graph.facts import SourceMark
-from graph.freshness import LagReport, StalePolicy, UnprovenRefusals, judge
-from graph.source_problems import SourceProblems
+from graph.health.freshness import LagReport, StalePolicy, UnprovenRefusals, judge
+from graph.health.source_problems import SourceProblems
 
 NO_PROBLEMS: Mapping[str, SourceProblems] = {}
 NONE_UNPROVEN: Mapping[str, UnprovenRefusals] = {}

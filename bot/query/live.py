@@ -10,13 +10,13 @@ from datetime import datetime
 from typing import Protocol
 
 from bot.render.live import dependency_lines, impact_lines
-from graph.blast import blast_radius
-from graph.live import NOTHING, LiveBlast, LiveNow, Present, live_suspects, present_of
+from graph.exposure.visibility import Viewer
 from graph.questions.ask import Answer, Section
 from graph.questions.wording import DEFAULT_WINDOW, DEPENDENCIES, IMPACT
 from graph.snapshot import Snapshot
-from graph.suspects import suspects
-from graph.visibility import Viewer
+from graph.traffic.live import NOTHING, LiveBlast, LiveNow, Present, live_suspects, present_of
+from graph.walks.blast import blast_radius
+from graph.walks.suspects import suspects
 
 Pending = Callable[[], LiveNow]
 

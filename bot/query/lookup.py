@@ -7,12 +7,12 @@ from datetime import datetime
 from bot.query.blast import resolve_name
 from bot.query.bundle import DriftAnswer, LintAnswer, PathAnswer, ResolveAnswer
 from bot.render.freshness import freshness_of
-from graph.drift import drift
-from graph.freshness import StalePolicy
-from graph.hygiene import lint
-from graph.paths import find_path
+from graph.exposure.visibility import Viewer
+from graph.health.freshness import StalePolicy
+from graph.health.hygiene import lint
 from graph.snapshot import Snapshot
-from graph.visibility import Viewer
+from graph.traffic.drift import drift
+from graph.walks.paths import find_path
 
 
 def answer_resolve(snapshot: Snapshot, name: str, viewer: Viewer, now: datetime, policy: StalePolicy) -> ResolveAnswer:

@@ -15,10 +15,10 @@ from bot.model.phrasing import Phrased, phrase, record_fallback
 from bot.model.ports import OVERLOADED, RATE_LIMITED, TIMEOUT, Explainer, Phrasing, QuestionReader
 from bot.model.reader import read_with_model, resolve_read
 from bot.telemetry.metrics import Metrics
-from graph.blast import BlastRadius
 from graph.edges import EdgeFacts
+from graph.exposure.passages import prose, top_passages
+from graph.exposure.visibility import EVERYONE, Viewer
 from graph.naming.refs import short_name
-from graph.passages import prose, top_passages
 from graph.questions.ask import (
     AFFECTED,
     DEPENDENCIES,
@@ -33,8 +33,8 @@ from graph.questions.ask import (
 from graph.questions.model_context import build_context
 from graph.questions.wording import bounded_window
 from graph.snapshot import Snapshot
-from graph.suspects import Suspects
-from graph.visibility import EVERYONE, Viewer
+from graph.walks.blast import BlastRadius
+from graph.walks.suspects import Suspects
 
 # The reader's call failing like this means the API is unwell: the explainer is not called as well,
 # so an answer waits at most one timeout, not two.

@@ -34,10 +34,10 @@ from bot.render import json as render_json
 from bot.render import text as render_text
 from bot.render.dot import Picture, blast_dot, suspects_dot
 from bot.render.freshness import Freshness
-from graph.freshness import StalePolicy
-from graph.passages import CitedPassage
+from graph.exposure.passages import CitedPassage
+from graph.exposure.visibility import EVERYONE
+from graph.health.freshness import StalePolicy
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE
 
 EXIT_OK, EXIT_UNRESOLVED, EXIT_USAGE = 0, 1, 2
 Outcome = tuple[int, Any, list[Text]]

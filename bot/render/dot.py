@@ -15,12 +15,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bot.render.wording import plural, utc, window_token
-from graph.blast import BREAKS, BlastRadius
 from graph.citations import provenance
 from graph.edges import EdgeFacts
 from graph.naming.refs import short_name
 from graph.snapshot import Snapshot
-from graph.suspects import SuspectDeploy, Suspects
+from graph.walks.blast import BREAKS, BlastRadius
+from graph.walks.suspects import SuspectDeploy, Suspects
 
 MAX_NODES = 40  # entities drawn besides the failed or alerting one; past ~40 a PNG in Slack is unreadable
 # Node ids of the summaries: entity refs always hold a ':', so these never meet an entity.
@@ -220,7 +220,7 @@ def _entity_label(ref: str, owners: Sequence[str], deploys: Sequence[SuspectDepl
     lines = [short_name(ref)]
     shown = ", ".join(short_name(o) for o in owners[:OWNERS_SHOWN])
     lines.append(shown + (f" +{len(owners) - OWNERS_SHOWN}" if len(owners) > OWNERS_SHOWN else "") or "no known owner")
-    newest = list(deploys)  # newest first, as graph.suspects lists them
+    newest = list(deploys)  # newest first, as graph.walks.suspects lists them
     for suspect in newest[:DEPLOYS_SHOWN]:
         d = suspect.deploy
         lines.append(" ".join(part for part in (d.id, d.version, utc(d.deployed_at)) if part))

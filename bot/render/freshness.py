@@ -1,4 +1,4 @@
-"""How fresh an answer is: the graph's age and the one stale verdict (`graph.freshness.judge`).
+"""How fresh an answer is: the graph's age and the one stale verdict (`graph.health.freshness.judge`).
 
 Every answer bundle carries one `Freshness`; every front renders it and none judges staleness itself.
 """
@@ -10,7 +10,7 @@ from datetime import datetime
 
 from bot.render.wording import format_age
 from graph.facts import SourceMark
-from graph.freshness import LagReport, SourceLag, StalePolicy, judge
+from graph.health.freshness import LagReport, SourceLag, StalePolicy, judge
 from graph.snapshot import Snapshot
 
 ERROR_CHARS = 300

@@ -7,19 +7,20 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.render.freshness import Freshness
-from graph.blast import BlastRadius
-from graph.drift import DEPENDENCIES, DEPENDENTS, Coverage, Drift, nothing_found
+from graph.coverage import DEPENDENCIES, DEPENDENTS, Coverage, nothing_found
 from graph.edges import EdgeFacts
+from graph.exposure.passages import CitedPassage
 from graph.facts import Problem
-from graph.freshness import OVERDUE, LagReport, SourceLag
-from graph.hygiene import LintReport
-from graph.live import NOTHING, Incident, LiveBlast, LiveMark, Present
+from graph.health.freshness import OVERDUE, LagReport, SourceLag
+from graph.health.hygiene import LintReport
+from graph.health.source_problems import SourceProblems, place
 from graph.naming.names import Resolution
-from graph.passages import CitedPassage
-from graph.paths import CitedPath
 from graph.questions.ask import Answer, Section
-from graph.source_problems import SourceProblems, place
-from graph.suspects import SuspectDeploy, Suspects
+from graph.traffic.drift import Drift
+from graph.traffic.live import NOTHING, Incident, LiveBlast, LiveMark, Present
+from graph.walks.blast import BlastRadius
+from graph.walks.paths import CitedPath
+from graph.walks.suspects import SuspectDeploy, Suspects
 
 Json = dict[str, Any]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graph.live import Incident, LiveBlast, LiveMark, Present
 from graph.naming.refs import short_name
-from graph.suspects import Suspects
+from graph.traffic.live import Incident, LiveBlast, LiveMark, Present
+from graph.walks.suspects import Suspects
 
 NAMED = 10  # marks, names or incidents one line of a question's section names before "and N more"
 FAILING_NOW = "failing now"

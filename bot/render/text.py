@@ -25,19 +25,20 @@ from bot.render.live import failing_count, incident_text, mark_text
 from bot.render.wording import format_age as format_age  # re-exported: bot.cli.main reads it from here
 from bot.render.wording import more_problems, problem_text, problems_heading, window_span
 from bot.render.wording import summarized as _summarized
-from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
-from graph.drift import DEPENDENCIES, DEPENDENTS, Drift, drift_summary, nothing_found, what_it_knows
+from graph.coverage import DEPENDENCIES, DEPENDENTS, nothing_found, what_it_knows
+from graph.exposure.passages import CitedPassage, snippet
 from graph.facts import Deploy, Problem
-from graph.hygiene import LintReport
-from graph.live import NOTHING, Incident, LiveBlast, LiveMark, Present
+from graph.health.hygiene import LintReport
+from graph.health.source_problems import SourceProblems
 from graph.naming.names import Resolution
 from graph.naming.refs import short_name
-from graph.passages import CitedPassage, snippet
-from graph.paths import CitedPath, chain_text
 from graph.questions.ask import Answer
-from graph.source_problems import SourceProblems
-from graph.suspects import Suspects
+from graph.traffic.drift import Drift, drift_summary
+from graph.traffic.live import NOTHING, Incident, LiveBlast, LiveMark, Present
+from graph.walks.blast import BREAKS, BlastRadius, Impact
+from graph.walks.paths import CitedPath, chain_text
+from graph.walks.suspects import Suspects
 
 PER_GROUP = 15
 SURVIVORS_SHOWN = 20

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from graph.facts import Problem
-from graph.source_problems import SourceProblems, place
+from graph.health.source_problems import SourceProblems, place
 
 
 def format_age(seconds: float) -> str:

@@ -28,8 +28,8 @@ from bot.slack.deps import BotDeps
 from bot.slack.replies import reply_to_command
 from bot.slack.response_url import Responder, ResponseUrl
 from bot.telemetry.instrument import observed_query
-from graph.drift import coverage, what_it_knows
-from graph.visibility import Viewer
+from graph.coverage import coverage, what_it_knows
+from graph.exposure.visibility import Viewer
 
 log = logging.getLogger(__name__)
 _PICK = re.compile(r"^pick_entity_\d+$")

@@ -16,7 +16,7 @@ from bot.slack.attachments import Attachments
 from bot.slack.claims import Claims
 from bot.slack.retrying import Poster
 from bot.telemetry.metrics import Metrics
-from graph.freshness import LagReport, StalePolicy
+from graph.health.freshness import LagReport, StalePolicy
 from graph.review import ProposedEdge
 from graph.snapshot import Snapshot
 

@@ -26,7 +26,7 @@ from bot.slack.delivery import say_in_thread
 from bot.slack.deps import BotDeps
 from bot.slack.replies import LOADING, alert_message, mention_message, model_ports, window_refusal
 from bot.telemetry.instrument import observed_query
-from graph.visibility import Viewer
+from graph.exposure.visibility import Viewer
 
 log = logging.getLogger(__name__)
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")

@@ -9,7 +9,7 @@ from slack_sdk import WebClient
 from bot.slack.blocks.messages import format_lag_alert
 from bot.slack.delivery import message_kwargs
 from bot.slack.retrying import Poster, PostFailed
-from graph.freshness import LagTransition
+from graph.health.freshness import LagTransition
 
 log = logging.getLogger(__name__)
 

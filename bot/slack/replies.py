@@ -35,9 +35,9 @@ from bot.slack.blocks.messages import (
 )
 from bot.slack.deps import BotDeps
 from bot.telemetry.instrument import note_counts, note_entities
+from graph.exposure.visibility import Viewer
 from graph.questions.wording import typed_window
 from graph.snapshot import Snapshot
-from graph.visibility import Viewer
 
 LOADING = "The graph is still loading; try again in a minute."
 

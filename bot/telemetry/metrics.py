@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from bot.telemetry.source_metrics import SourceAgeCollector
 from bot.telemetry.unresolved_names import UnresolvedNames
-from graph.freshness import LagReport
+from graph.health.freshness import LagReport
 
 
 @dataclass

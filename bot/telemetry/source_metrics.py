@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from graph.freshness import OVERDUE, STATES, LagReport
+from graph.health.freshness import OVERDUE, STATES, LagReport
 
 log = logging.getLogger(__name__)
 AGE = "oncall_graph_source_age_seconds"

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
-from graph.freshness import UnprovenRefusals
+from graph.health.freshness import UnprovenRefusals
 
 WHY_CHARS = 200
 

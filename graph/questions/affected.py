@@ -13,14 +13,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graph.blast import BREAKS, blast_radius
+from graph.exposure.visibility import HIDDEN, Viewer
 from graph.naming.refs import short_name
-from graph.paths import CitedPath, chain_text
 from graph.questions.answers import join
 from graph.questions.sections import Section
 from graph.questions.wording import AFFECTED
 from graph.snapshot import Snapshot
-from graph.visibility import HIDDEN, Viewer
+from graph.walks.blast import BREAKS, blast_radius
+from graph.walks.paths import CitedPath, chain_text
 
 Span = tuple[str, int, int]  # an entity and where its name sits among the question's words [start, end)
 

@@ -8,16 +8,16 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from graph.blast import blast_radius
 from graph.edges import EdgeFacts
+from graph.exposure.visibility import Viewer, visible
 from graph.naming.refs import short_name
-from graph.paths import chain_text, find_path
 from graph.questions.sections import Section
 from graph.questions.wording import CHANGES, DEPENDENCIES, IMPACT, OWNERSHIP, PATH
 from graph.relations import propagates
 from graph.snapshot import Snapshot
-from graph.suspects import Dependency, suspects
-from graph.visibility import Viewer, visible
+from graph.walks.blast import blast_radius
+from graph.walks.paths import chain_text, find_path
+from graph.walks.suspects import Dependency, suspects
 
 T = TypeVar("T")
 

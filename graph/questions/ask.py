@@ -12,6 +12,8 @@ from datetime import datetime, timedelta
 
 from graph.citations import cite_edge
 from graph.edges import EdgeFacts
+from graph.exposure.redaction import redact_edge
+from graph.exposure.visibility import EVERYONE, Viewer, can_see
 from graph.naming.names import Allow, resolve
 from graph.naming.refs import short_name
 from graph.questions import answers, broad
@@ -33,9 +35,7 @@ from graph.questions.wording import (
     read_kinds,
     read_window,
 )
-from graph.redaction import redact_edge
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE, Viewer, can_see
 
 __all__ = [
     "AFFECTED", "CHANGES", "DEFAULT_WINDOW", "DEPENDENCIES", "IMPACT", "KINDS", "OWNERSHIP", "PATH", "RISK",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from graph.blast import blast_radius
 from graph.edges import EdgeFacts
+from graph.exposure.visibility import Viewer, can_see, visible
 from graph.naming.refs import short_name
 from graph.questions.answers import duration, join
 from graph.questions.rollups import ranking
@@ -14,7 +14,7 @@ from graph.questions.sections import Section
 from graph.questions.wording import CHANGES, RISK
 from graph.relations import propagates
 from graph.snapshot import Snapshot
-from graph.visibility import Viewer, can_see, visible
+from graph.walks.blast import blast_radius
 
 MAX_DEPLOYS = 20
 TOP_RISKS = 5

@@ -20,11 +20,11 @@ from datetime import datetime, timedelta
 from itertools import chain
 
 from graph.edges import EdgeFacts
+from graph.exposure.redaction import hidden_from, names_hidden, redact_edge
+from graph.exposure.visibility import EVERYONE, Viewer, can_see, visible
 from graph.naming.refs import ref_parts, short_name
-from graph.redaction import hidden_from, names_hidden, redact_edge
 from graph.snapshot import Snapshot
-from graph.suspects import deploys_in_window
-from graph.visibility import EVERYONE, Viewer, can_see, visible
+from graph.walks.suspects import deploys_in_window
 
 CHARS_PER_TOKEN = 4
 SOURCES_NAMED = 3

@@ -13,9 +13,9 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from graph.blast import blast_radius, runtime_mask
-from graph.compiled import WalkIndex, walk_index
 from graph.snapshot import Snapshot
+from graph.walks.blast import blast_radius, runtime_mask
+from graph.walks.compiled import WalkIndex, walk_index
 
 CANDIDATES = 300  # entities walked for the ranking: the most directly depended-on
 

@@ -144,7 +144,7 @@ def _parse_event(source: str, where: str, event: object, problems: list[Problem]
 _NATIVE_KEYS = ("id", "service", "deployed_at", "version", "environment", "actor", "url", "summary", "repository")
 _REQUIRED = ("id", "service", "deployed_at")
 _OPTIONAL = ("version", "environment", "actor", "url", "summary", "repository", "routing_key", "git_ref")
-# A deploy needs a service name unless one of these names its entity (graph.deploy_targets).
+# A deploy needs a service name unless one of these names its entity (graph.deploys.deploy_targets).
 _IDENTIFYING = ("repository", "routing_key")
 ALERT_ACTIONS = frozenset({"trigger", "acknowledge", "resolve"})
 SHORT_SHA = 7

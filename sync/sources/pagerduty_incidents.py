@@ -2,7 +2,7 @@
 `triggered` and `acknowledged`, paged by `limit` and `offset` while the answer says `more`.
 
 Never a source of facts: an incident is as old as the answer that shows it. Each incident names its
-service; `graph.live.present` maps the service to the entity carrying `pagerduty.com/service-id`.
+service; `graph.traffic.live.present` maps the service to the entity carrying `pagerduty.com/service-id`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from graph.live import Incident
+from graph.traffic.live import Incident
 from sync.sources.pagerduty import ACCEPT, PAGE_SIZE, PagerDutyError, error_text
 from sync.sources.reading.bounded_http import bounded_get, json_answer
 from sync.sources.reading.textfiles import display_name

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from graph.facts import CallCount, Problem, SourceFacts, SourceMark
-from graph.source_problems import SourceProblems
+from graph.health.source_problems import SourceProblems
 from sync.collector import collector_paused
 from sync.store import schema
 from sync.store.bulk_read import select_batches

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
-from graph.source_problems import SourceProblems, gather
+from graph.health.source_problems import SourceProblems, gather
 from sync.store import schema
 from sync.store.fact_codec import PROBLEM, FactDecoder
 

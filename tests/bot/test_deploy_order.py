@@ -16,10 +16,10 @@ from bot.render.json import suspects_json
 from bot.render.text import render_suspects
 from bot.slack.blocks.kit import text_length
 from bot.slack.blocks.suspects import DEPLOYS_SHOWN, format_suspects
-from graph.freshness import StalePolicy
+from graph.health.freshness import StalePolicy
 from graph.questions.ask import ask
 from graph.snapshot import Snapshot
-from graph.suspects import suspects
+from graph.walks.suspects import suspects
 from tests.bot.slack.test_blocks import NOW, assert_within_limits, c, deploy, fresh, judged, texts
 from tests.graph.builders import dep, entity, snapshot
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from bot.query.lag import answer_lag
 from bot.render.json import lag_json
 from graph.facts import SourceMark
-from graph.freshness import StalePolicy
+from graph.health.freshness import StalePolicy
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 POLICY = StalePolicy(300.0, {"deploys:feed": 60.0})

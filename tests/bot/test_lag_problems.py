@@ -20,7 +20,7 @@ from bot.query.lag import answer_lag
 from bot.render.json import lag_json
 from bot.slack.blocks.freshness import format_lag
 from bot.telemetry.metrics import Metrics
-from graph.freshness import FAILING, OK, StalePolicy
+from graph.health.freshness import FAILING, OK, StalePolicy
 from graph.snapshot import SnapshotRef
 from sync.refresh import sync_once
 from sync.sources.registry import SourceSpec

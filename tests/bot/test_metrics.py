@@ -12,7 +12,7 @@ from prometheus_client import generate_latest
 from bot.telemetry.metrics import Metrics
 from bot.telemetry.unresolved_names import PER_MINUTE, UnresolvedNames
 from graph.facts import SourceMark
-from graph.freshness import LagReport, StalePolicy, judge
+from graph.health.freshness import LagReport, StalePolicy, judge
 
 BY_COMMAND = "oncall_graph_unresolved_names_total"
 LOGGER = "bot.telemetry.unresolved_names"

@@ -19,11 +19,11 @@ from bot.render.text import render_answer
 from bot.settings import Settings
 from bot.slack.blocks.messages import format_alert_reply, format_answer
 from bot.telemetry.metrics import Metrics
-from graph.blast import blast_radius
-from graph.freshness import StalePolicy
+from graph.exposure.visibility import EVERYONE, Viewer
+from graph.health.freshness import StalePolicy
 from graph.questions.ask import IMPACT, ask
-from graph.suspects import suspects
-from graph.visibility import EVERYONE, Viewer
+from graph.walks.blast import blast_radius
+from graph.walks.suspects import suspects
 from tests.fakes.anthropic_api import API_KEY, FakeAnthropic, Reply, anthropic_api, error, text, tool_use
 from tests.graph.builders import BUILT_AT, dep, entity, snapshot
 from tests.graph.shop import c, shop

@@ -17,9 +17,9 @@ from bot.mcp.tools import GraphAccess, call_tool
 from bot.query.ask import answer_ask
 from bot.query.replies import ask_reply
 from bot.slack import events
-from graph.freshness import StalePolicy
+from graph.exposure.visibility import EVERYONE
+from graph.health.freshness import StalePolicy
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE
 from tests.bot.slack.slack_doubles import RecordingClient
 from tests.bot.slack.test_handlers import make_deps
 from tests.questions.graphs import ACME, NOW, ROOT, acme

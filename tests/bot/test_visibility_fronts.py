@@ -36,10 +36,10 @@ from bot.slack.blocks.kit import SlackMessage
 from bot.slack.blocks.messages import format_answer, format_unresolved
 from bot.slack.blocks.suspects import format_alert_reply, format_suspects
 from bot.telemetry.metrics import Metrics
-from graph.freshness import StalePolicy
-from graph.redaction import HIDDEN_SOURCE
+from graph.exposure.redaction import HIDDEN_SOURCE
+from graph.exposure.visibility import Viewer
+from graph.health.freshness import StalePolicy
 from graph.snapshot import Snapshot, SnapshotRef
-from graph.visibility import Viewer
 from sync.refresh import load_snapshot, sync_once
 from sync.sources.registry import SourceSpec
 from sync.store.database import make_engine, migrate

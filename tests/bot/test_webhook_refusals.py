@@ -25,7 +25,7 @@ from bot.slack.blocks.freshness import format_lag
 from bot.telemetry.metrics import Metrics
 from bot.webhooks.deploys import DeployWebhook, native_auth, read_native
 from bot.webhooks.refusals import Unproven
-from graph.freshness import StalePolicy
+from graph.health.freshness import StalePolicy
 from sync.push import PushIntake
 from sync.store.database import make_engine, migrate
 from sync.store.fact_store import Store

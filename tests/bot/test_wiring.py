@@ -7,7 +7,7 @@ import gc
 import pytest
 
 from bot.wiring import StoreError, open_store, snapshot_ref
-from graph.compiled import walk_index
+from graph.walks.compiled import walk_index
 from tests.graph.shop import c, shop
 
 

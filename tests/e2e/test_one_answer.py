@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from bot.mcp.tools import GraphAccess, call_tool
-from graph.freshness import StalePolicy
+from graph.exposure.visibility import EVERYONE
+from graph.health.freshness import StalePolicy
 from graph.naming.refs import short_name
-from graph.visibility import EVERYONE
 from sync.refresh import load_snapshot
 from sync.store.database import make_engine
 from sync.store.fact_store import Store

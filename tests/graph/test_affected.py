@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from graph.blast import blast_radius
 from graph.questions.ask import AFFECTED, IMPACT, OWNERSHIP, ask
 from graph.snapshot import Snapshot
+from graph.walks.blast import blast_radius
 from tests.graph.builders import dep, deploy, entity, snapshot
 from tests.graph.shop import c
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from graph.blast import blast_radius
-from graph.visibility import Viewer
+from graph.exposure.visibility import Viewer
+from graph.walks.blast import blast_radius
 from tests.graph.builders import chain, dep, entity, snapshot
 
 RESTRICTED = {"oncall-graph/visibility": "restricted", "oncall-graph/allowed-channels": "C-SEC"}

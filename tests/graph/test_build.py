@@ -5,10 +5,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph.compiled import walk_index
 from graph.edges import EdgeFacts, new_edge_facts
 from graph.facts import Assertion, Citation, SourceFacts
-from graph.hygiene import lint
+from graph.health.hygiene import lint
+from graph.walks.compiled import walk_index
 from tests.graph.builders import BUILT_AT, dep, entity, said, snapshot
 
 AUTH = "component:default/auth-service"

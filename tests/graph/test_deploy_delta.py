@@ -9,13 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.render.json import blast_json, path_json, suspects_json
-from graph.blast import blast_radius
 from graph.build import build_snapshot
-from graph.deploy_delta import with_deploys
+from graph.deploys.deploy_delta import with_deploys
 from graph.facts import AliasClaim, Citation, Deploy, SourceFacts
-from graph.paths import find_path
 from graph.snapshot import Snapshot
-from graph.suspects import suspects
+from graph.walks.blast import blast_radius
+from graph.walks.paths import find_path
+from graph.walks.suspects import suspects
 from graph.warm import warm
 from tests.graph.builders import BUILT_AT, dep, entity
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from graph.blast import blast_radius, runtime_mask, system_parts
-from graph.compiled import walk_index
+from graph.exposure.passages import cite_passages, passage_index
+from graph.exposure.visibility import Viewer, resolve_for, restricted_refs
 from graph.facts import Passage, SourceFacts, SourceMark
-from graph.live import LiveBlast, LiveCall, LiveReading, present
-from graph.networkx_view import networkx_view
-from graph.passages import cite_passages, passage_index
 from graph.questions.ask import ask
 from graph.snapshot import Snapshot, SnapshotRef
-from graph.suspects import suspects
-from graph.visibility import Viewer, resolve_for, restricted_refs
+from graph.traffic.live import LiveBlast, LiveCall, LiveReading, present
+from graph.walks.blast import blast_radius, runtime_mask, system_parts
+from graph.walks.compiled import walk_index
+from graph.walks.networkx_view import networkx_view
+from graph.walks.suspects import suspects
 from graph.warm import warm
 from tests.graph.builders import BUILT_AT, dep, entity, snapshot
 

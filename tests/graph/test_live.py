@@ -1,15 +1,15 @@
-"""The present beside the prediction: live calls mapped to entities, each hop marked (graph.live)."""
+"""The present beside the prediction: live calls mapped to entities, each hop marked (graph.traffic.live)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from graph.blast import blast_radius
+from graph.exposure.visibility import Viewer
 from graph.facts import Assertion
-from graph.live import NOTHING, Incident, LiveBlast, LiveCall, LiveReading, Present, live_suspects, present
 from graph.snapshot import Snapshot
-from graph.suspects import suspects
-from graph.visibility import Viewer
+from graph.traffic.live import NOTHING, Incident, LiveBlast, LiveCall, LiveReading, Present, live_suspects, present
+from graph.walks.blast import blast_radius
+from graph.walks.suspects import suspects
 from tests.graph.builders import dep, deploy, entity, snapshot
 from tests.graph.test_observed import CART, CHECKOUT, PAYMENTS, seen, shop
 

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
 
-from graph.blast import blast_radius
 from graph.questions.grounding import check_reply, cited_ids
 from graph.questions.model_context import ModelContext, build_context, edge_sentence, estimate_tokens
 from graph.snapshot import Snapshot
+from graph.walks.blast import blast_radius
 from tests.graph.builders import BUILT_AT
 from tests.graph.shop import shop
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from graph.blast import blast_radius
-from graph.drift import DEPENDENTS, Coverage, coverage, drift, nothing_found, what_it_knows
+from graph.coverage import DEPENDENTS, Coverage, coverage, nothing_found, what_it_knows
 from graph.evidence import DECLARED, DOCUMENTED, EXTRACTED, OBSERVED, PUSHED, evidence_of, kinds_of
+from graph.exposure.redaction import redact_edge
+from graph.exposure.visibility import EVERYONE
 from graph.facts import CallCount, Citation, Observation, SourceFacts, SourceMark
 from graph.observed import CLIENT, SERVER, describe, dress
-from graph.paths import find_path
-from graph.redaction import redact_edge
-from graph.visibility import EVERYONE
+from graph.traffic.drift import drift
+from graph.walks.blast import blast_radius
+from graph.walks.paths import find_path
 from tests.graph.builders import BUILT_AT, dep, entity, snapshot
 
 CHECKOUT = "component:default/checkout"

@@ -7,10 +7,7 @@ from collections.abc import Iterable
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph.blast import blast_radius
-from graph.facts import Entity, Passage, SourceFacts, SourceMark
-from graph.naming.names import name_words
-from graph.passages import (
+from graph.exposure.passages import (
     cite_passages,
     passage_index,
     passages_for,
@@ -19,9 +16,12 @@ from graph.passages import (
     snippet,
     top_passages,
 )
+from graph.exposure.visibility import Viewer
+from graph.facts import Entity, Passage, SourceFacts, SourceMark
+from graph.naming.names import name_words
 from graph.snapshot import Snapshot
-from graph.suspects import suspects
-from graph.visibility import Viewer
+from graph.walks.blast import blast_radius
+from graph.walks.suspects import suspects
 from tests.graph.builders import BUILT_AT, dep, entity, said, snapshot
 
 DOCS = "docs:runbooks"

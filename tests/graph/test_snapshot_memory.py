@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.wiring import snapshot_ref
-from graph.blast import blast_radius
-from graph.compiled import walk_index
-from graph.deploy_delta import with_deploys
-from graph.networkx_view import networkx_view
+from graph.deploys.deploy_delta import with_deploys
 from graph.questions.ask import ask
-from graph.suspects import suspects
+from graph.walks.blast import blast_radius
+from graph.walks.compiled import walk_index
+from graph.walks.networkx_view import networkx_view
+from graph.walks.suspects import suspects
 from tests.graph.builders import deploy
 from tests.graph.shop import c, shop
 

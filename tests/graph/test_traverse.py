@@ -6,12 +6,12 @@ import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graph.blast import blast_radius
 from graph.naming.refs import short_name
-from graph.paths import chain_text, find_path
 from graph.questions.ask import ask
 from graph.relations import propagates
-from graph.suspects import DIRECT, ITSELF, suspects
+from graph.walks.blast import blast_radius
+from graph.walks.paths import chain_text, find_path
+from graph.walks.suspects import DIRECT, ITSELF, suspects
 from tests.graph.builders import BUILT_AT, chain, dep, deploy, entity, said, snapshot
 
 

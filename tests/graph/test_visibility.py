@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from graph.blast import blast_radius
-from graph.paths import find_path
+from graph.exposure.visibility import HIDDEN, Viewer, resolve_for
 from graph.questions.ask import ask
-from graph.suspects import suspects
-from graph.visibility import HIDDEN, Viewer, resolve_for
+from graph.walks.blast import blast_radius
+from graph.walks.paths import find_path
+from graph.walks.suspects import suspects
 from tests.graph.builders import BUILT_AT, dep, entity, snapshot
 
 SECRET = {
@@ -90,7 +90,7 @@ def test_an_edge_through_a_restricted_api_does_not_name_it() -> None:
 
 
 def test_a_text_naming_a_hidden_entity_is_redacted_whole_for_an_outsider_only() -> None:
-    from graph.redaction import HIDDEN_TEXT, redact_text
+    from graph.exposure.redaction import HIDDEN_TEXT, redact_text
 
     graph = snap()
     for title in ("Vault Proxy: 5xx above 5%", "token errors on VAULT-PROXY", "secops paged"):

@@ -15,9 +15,9 @@ import pytest
 import sqlalchemy
 
 from bot.render.json import blast_json, suspects_json
-from graph.blast import blast_radius
 from graph.snapshot import Snapshot, SnapshotRef
-from graph.suspects import suspects
+from graph.walks.blast import blast_radius
+from graph.walks.suspects import suspects
 from graph.warm import warm
 from sync.deltas import Delta, deploy_delta
 from sync.lag import LogNotifier

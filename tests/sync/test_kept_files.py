@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.freshness import FAILING, OK, StalePolicy, judge
+from graph.health.freshness import FAILING, OK, StalePolicy, judge
 from graph.snapshot import SnapshotRef
 from sync.refresh import APPLIED, FAILED, load_snapshot, sync_once
 from sync.sources.reading.limits import ReadLimits

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from graph.freshness import FAILING, HELD, OK, OVERDUE, LagTransition, StalePolicy, judge
+from graph.health.freshness import FAILING, HELD, OK, OVERDUE, LagTransition, StalePolicy, judge
 from graph.snapshot import SnapshotRef
 from sync.leader import EmbeddedLeadership
 from sync.refresh import APPLIED, UNCHANGED, sync_once

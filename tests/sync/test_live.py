@@ -8,7 +8,7 @@ import threading
 from dataclasses import replace
 from datetime import timedelta
 
-from graph.live import LiveCall, LiveNow
+from graph.traffic.live import LiveCall, LiveNow
 from sync.live import LiveConfig, LiveFeed, SharedRead
 from sync.sources.service_graph import service_graph_query
 from sync.sources.trace_options import TraceOptions

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from graph.facts import SourceMark
-from graph.freshness import StalePolicy, judge
+from graph.health.freshness import StalePolicy, judge
 from sync.push import PushIntake
 from sync.refresh import load_snapshot
 from sync.sources.deploys import parse_deploys

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from graph.exposure.passages import passages_for
 from graph.facts import SourceFacts
-from graph.passages import passages_for
 from graph.snapshot import SnapshotRef
 from sync.refresh import APPLIED, FAILED, HELD, UNCHANGED, load_snapshot, sync_once
 from sync.sources.registry import SourceAccess, SourceSpec

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.query.lag import answer_lag
-from graph.freshness import StalePolicy
+from graph.health.freshness import StalePolicy
 from graph.snapshot import SnapshotRef
 from sync.refresh import APPLIED, UNCHANGED, sync_once
 from sync.sources.catalog_fetch import catalog_version

@@ -32,12 +32,12 @@ from bot.slack.blocks.kit import (
 )
 from bot.slack.blocks.live import NOW_HEADING, live_context, now_lines, now_plain
 from bot.slack.blocks.passages import passages_blocks, passages_plain
-from graph.blast import BREAKS, BlastRadius, Impact
 from graph.citations import cite_edge
-from graph.drift import DEPENDENTS, nothing_found
-from graph.live import NOTHING, LiveBlast, Present
+from graph.coverage import DEPENDENTS, nothing_found
+from graph.exposure.passages import CitedPassage
 from graph.naming.refs import short_name
-from graph.passages import CitedPassage
+from graph.traffic.live import NOTHING, LiveBlast, Present
+from graph.walks.blast import BREAKS, BlastRadius, Impact
 
 FIRST_SCREEN = 60  # more than ever fit: the budget decides how many are shown
 SURVIVORS_SHOWN = 15

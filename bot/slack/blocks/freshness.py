@@ -21,7 +21,7 @@ from bot.slack.blocks.kit import (
     section,
     text_length,
 )
-from graph.freshness import FAILING, HELD, OK, OVERDUE, LagReport, LagTransition, SourceLag
+from graph.health.freshness import FAILING, HELD, OK, OVERDUE, LagReport, LagTransition, SourceLag
 
 ERROR_CHARS = 300
 PROBLEM_CHARS = 200  # each read problem's line: ten of them stay inside one section

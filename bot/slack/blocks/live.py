@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from bot.render.live import incident_text, mark_text
 from bot.slack.blocks.kit import Block, clip, context, escape, labelled_link
-from graph.live import Incident, LiveMark, Present
+from graph.traffic.live import Incident, LiveMark, Present
 
 TITLE_CHARS = 150
 NOW_HEADING = "*Now: failing, or with an open incident*"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.slack.blocks.kit import Block, code, context, escape, name
-from graph.passages import CitedPassage, snippet
+from graph.exposure.passages import CitedPassage, snippet
 
 SNIPPET_CHARS = 140  # per passage: three of them stay well inside a context block and the budget
 

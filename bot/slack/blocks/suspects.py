@@ -37,13 +37,13 @@ from bot.slack.blocks.kit import (
 )
 from bot.slack.blocks.live import NOW_HEADING, live_context, now_lines, now_plain
 from bot.slack.blocks.passages import passages_blocks, passages_plain
-from graph.blast import BlastRadius
 from graph.citations import cite_edge
-from graph.drift import DEPENDENCIES, nothing_found
-from graph.live import NOTHING, Present
+from graph.coverage import DEPENDENCIES, nothing_found
+from graph.exposure.passages import CitedPassage
 from graph.naming.refs import short_name
-from graph.passages import CitedPassage
-from graph.suspects import Dependency, SuspectDeploy, Suspects
+from graph.traffic.live import NOTHING, Present
+from graph.walks.blast import BlastRadius
+from graph.walks.suspects import Dependency, SuspectDeploy, Suspects
 
 DEPLOYS_SHOWN = 5
 OWNERS_SHOWN = 5

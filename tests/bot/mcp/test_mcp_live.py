@@ -7,7 +7,7 @@ from typing import Any
 
 from bot.mcp.tools import GraphAccess, call_tool
 from bot.query.live import LiveSource
-from graph.visibility import EVERYONE, Viewer
+from graph.exposure.visibility import EVERYONE, Viewer
 from tests.fakes.prometheus_server import PrometheusServer
 from tests.live_shop import live_feed, live_shop
 from tests.service_graph_series import END

@@ -10,8 +10,8 @@ from bot.pagerduty.incident_reply import resolve_service
 from bot.pagerduty.payload import Incident
 from bot.slack.blocks.kit import MAX_BLOCKS, SlackMessage, header, section
 from bot.slack.blocks.messages import format_unresolved
+from graph.exposure.visibility import EVERYONE, Viewer
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE, Viewer
 from tests.graph.builders import dep, entity, snapshot
 
 PAYMENTS = "component:default/payments"

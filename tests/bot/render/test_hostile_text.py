@@ -7,8 +7,8 @@ from rich.console import Console
 from bot.render.dot import blast_dot
 from bot.render.png import PictureRenderer
 from bot.render.text import render_answer, render_blast
-from graph.blast import blast_radius
 from graph.questions.ask import ask
+from graph.walks.blast import blast_radius
 from tests.graph.builders import dep, entity, snapshot
 
 HOSTILE = 'a"b\\c\nd<e>&f\\N\\l]\x1b[31m\x07\u202e' * 10

@@ -23,10 +23,10 @@ from bot.render.dot import (
     view_dot,
 )
 from bot.render.png import PictureRenderer
-from graph.blast import blast_radius
-from graph.freshness import StalePolicy
-from graph.suspects import suspects
-from graph.visibility import EVERYONE, Viewer
+from graph.exposure.visibility import EVERYONE, Viewer
+from graph.health.freshness import StalePolicy
+from graph.walks.blast import blast_radius
+from graph.walks.suspects import suspects
 from tests.bot.render.png import png_size
 from tests.graph.builders import BUILT_AT, dep, deploy, entity, snapshot
 

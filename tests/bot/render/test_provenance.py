@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.render.dot import blast_dot
-from graph.blast import blast_radius
 from graph.citations import cite_edge
+from graph.walks.blast import blast_radius
 from tests.graph.test_observed import CART, CHECKOUT, PAYMENTS, seen, shop
 
 

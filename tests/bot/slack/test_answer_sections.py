@@ -12,7 +12,7 @@ import pytest
 from bot.render.freshness import freshness_of
 from bot.slack.blocks.kit import SlackMessage, text_length
 from bot.slack.blocks.messages import format_answer
-from graph.freshness import StalePolicy
+from graph.health.freshness import StalePolicy
 from graph.questions.ask import ask
 from graph.snapshot import Snapshot
 from tests.bot.slack.test_blocks import assert_within_limits, c, fresh, judged

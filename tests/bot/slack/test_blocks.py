@@ -25,15 +25,15 @@ from bot.slack.blocks.messages import (
     format_unresolved,
     text_length,
 )
-from graph.blast import blast_radius
+from graph.exposure.passages import CitedPassage
+from graph.exposure.visibility import Viewer
 from graph.facts import Citation, Deploy, Passage, SourceMark
-from graph.freshness import DEFAULT_STALE_INTERVALS, LagTransition, StalePolicy, judge
+from graph.health.freshness import DEFAULT_STALE_INTERVALS, LagTransition, StalePolicy, judge
 from graph.naming.names import resolve
-from graph.passages import CitedPassage
 from graph.questions.ask import ask
 from graph.snapshot import Snapshot
-from graph.suspects import suspects
-from graph.visibility import Viewer
+from graph.walks.blast import blast_radius
+from graph.walks.suspects import suspects
 from tests.graph.builders import BUILT_AT, dep, entity, snapshot
 
 NOW = BUILT_AT + timedelta(minutes=4)

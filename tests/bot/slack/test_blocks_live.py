@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.slack.blocks.messages import format_alert_reply, format_blast_radius, format_suspects
-from graph.blast import blast_radius
-from graph.live import Incident, LiveCall, Present, live_suspects, present
-from graph.suspects import suspects
+from graph.traffic.live import Incident, LiveCall, Present, live_suspects, present
+from graph.walks.blast import blast_radius
+from graph.walks.suspects import suspects
 from tests.bot.slack.test_blocks import assert_within_limits, fresh, judged, shown
 from tests.bot.slack.test_escaping import CONTROL, check, hostile
 from tests.graph.test_live import AT, CHECKOUT, DB, SECRET_ROOM, live_shop, names, reading

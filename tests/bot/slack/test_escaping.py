@@ -27,12 +27,12 @@ from bot.slack.blocks.kit import (
     section,
 )
 from bot.slack.blocks.messages import format_answer, format_blast_radius, format_lag_alert, format_suspects
-from graph.blast import blast_radius
+from graph.exposure.passages import CitedPassage
 from graph.facts import Passage
-from graph.freshness import LagTransition, SourceLag
-from graph.passages import CitedPassage
+from graph.health.freshness import LagTransition, SourceLag
 from graph.questions.ask import ask
-from graph.suspects import suspects
+from graph.walks.blast import blast_radius
+from graph.walks.suspects import suspects
 from tests.bot.slack.test_blocks import NOW, assert_within_limits, c, deploy, fresh, judged, texts
 from tests.graph.builders import dep, entity, snapshot
 

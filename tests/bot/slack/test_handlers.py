@@ -21,7 +21,7 @@ from bot.slack.deps import BotDeps
 from bot.slack.replies import LOADING
 from bot.slack.retrying import Poster, RetryPolicy
 from bot.telemetry.metrics import Metrics
-from graph.freshness import StalePolicy, judge
+from graph.health.freshness import StalePolicy, judge
 from graph.review import ChunkRef, ProposedEdge, ReviewError
 from tests.bot.slack.slack_doubles import MemoryClaims, RecordingAck, RecordingClient, RecordingRespond
 from tests.graph.builders import BUILT_AT, chain

@@ -11,9 +11,9 @@ from bot.query.bundle import AlertQuery
 from bot.query.live import Pending
 from bot.slack.answer_slots import AnswerSlots
 from bot.slack.replies import BLAST, SUSPECTS, reply_to_command
-from graph.freshness import StalePolicy
-from graph.live import LiveNow, LiveReading
-from graph.visibility import Viewer
+from graph.exposure.visibility import Viewer
+from graph.health.freshness import StalePolicy
+from graph.traffic.live import LiveNow, LiveReading
 from tests.bot.slack.test_handlers import NOW, make_deps
 from tests.graph.builders import chain
 

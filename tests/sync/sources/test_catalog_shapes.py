@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from graph.build import build_snapshot
-from graph.hygiene import lint
+from graph.health.hygiene import lint
 from graph.relations import DEPENDS_ON
 from sync.sources.catalog import parse_catalog, parse_catalog_api, read_catalog, read_catalog_rows
 from sync.store.fact_codec import EncodedFacts

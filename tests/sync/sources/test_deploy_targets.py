@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graph.build import build_snapshot
-from graph.deploy_targets import (
+from graph.deploys.deploy_targets import (
     BY_KUBERNETES_ID,
     BY_NAME,
     BY_REPOSITORY,

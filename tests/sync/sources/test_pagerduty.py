@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from graph.blast import blast_radius
 from graph.build import build_snapshot
 from graph.facts import Citation, Entity, Problem, SourceFacts
+from graph.walks.blast import blast_radius
 from sync.sources.pagerduty import (
     ACCEPT,
     BUSINESS,

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from bot.render.json import blast_json, path_json, suspects_json
-from graph.blast import blast_radius
-from graph.deploy_delta import with_deploys
+from graph.deploys.deploy_delta import with_deploys
 from graph.facts import Citation, Deploy, Entity
-from graph.paths import find_path
 from graph.snapshot import Snapshot
-from graph.suspects import suspects
+from graph.walks.blast import blast_radius
+from graph.walks.paths import find_path
+from graph.walks.suspects import suspects
 from graph.warm import warm
 from sync.refresh import load_snapshot
 from sync.store.database import make_engine
@@ -185,10 +185,10 @@ def test_a_stale_image_is_judged_by_its_key_before_its_payload_is_read(built: Sn
 
 
 def test_the_live_parts_names_are_kept_without_the_cache_answers_fill(built: Snapshot, tmp_path: Path) -> None:
-    names = built.derived["graph.live.names"]
+    names = built.derived["graph.traffic.live.names"]
     found = names.ref("antifraud")
     assert found is not None and names._found  # an answer's look filled the cache
     write_image(tmp_path / "graph.snapshot", KEY, built)
-    loaded = read_image(tmp_path / "graph.snapshot", KEY).derived["graph.live.names"]
+    loaded = read_image(tmp_path / "graph.snapshot", KEY).derived["graph.traffic.live.names"]
     assert loaded._found == {} and loaded.ref("antifraud") == found
     assert names._found  # the served snapshot's cache is untouched

@@ -9,14 +9,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from graph.drift import Coverage, coverage
+from graph.coverage import Coverage, coverage
 from graph.edges import EdgeFacts
+from graph.exposure.redaction import redact_path
+from graph.exposure.visibility import EVERYONE, Viewer, can_see, visible
 from graph.facts import Deploy
-from graph.redaction import redact_path
 from graph.relations import propagates
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE, Viewer, can_see, visible
-from graph.walk import layered_walk, path_to
+from graph.walks.walk import layered_walk, path_to
 
 ITSELF = "the alerting service itself"
 DIRECT = "direct dependency"

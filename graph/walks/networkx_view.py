@@ -1,5 +1,5 @@
 """The snapshot as a networkx graph, for exploring it with networkx's algorithms (the hot walks use
-`graph.compiled`'s index instead)."""
+`graph.walks.compiled`'s index instead)."""
 
 from __future__ import annotations
 

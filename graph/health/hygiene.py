@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graph.drift import Drift, drift
 from graph.facts import Problem, SourceMark
 from graph.naming.names import AliasCollision
 from graph.snapshot import Snapshot
+from graph.traffic.drift import Drift, drift
 
 OWNED_KINDS = frozenset({"component", "resource", "api", "system"})
 OWNER_FIELD = "spec.owner"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from graph.facts import SourceMark
-from graph.source_problems import SourceProblems
+from graph.health.source_problems import SourceProblems
 
 DEFAULT_STALE_INTERVALS = 3
 OK, OVERDUE, FAILING, HELD = "ok", "stale", "failing", "held"

@@ -9,14 +9,14 @@ from functools import cached_property
 import numpy as np
 
 from graph.background import stepping
-from graph.compiled import UNREACHED, BoolArray, IntArray, best_parents, reverse_levels, walk_index
-from graph.drift import Coverage, coverage
+from graph.coverage import Coverage, coverage
 from graph.edges import EdgeFacts
+from graph.exposure.redaction import redact_path
+from graph.exposure.visibility import EVERYONE, Viewer, can_see, restricted_refs, visible
 from graph.observed import dress
-from graph.redaction import redact_path
 from graph.relations import PART_OF, RUNTIME_KINDS, propagates
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE, Viewer, can_see, restricted_refs, visible
+from graph.walks.compiled import UNREACHED, BoolArray, IntArray, best_parents, reverse_levels, walk_index
 
 BREAKS = "breaks"
 DEGRADES = "degrades"

@@ -21,18 +21,18 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from graph.blast import BREAKS
 from graph.build import PAGERDUTY_ANNOTATION
+from graph.exposure.redaction import redact_text
 from graph.naming.refs import short_name
 from graph.observed import VIRTUAL_CLIENTS, ServiceNames, window_text
-from graph.redaction import redact_text
+from graph.walks.blast import BREAKS
 
 if TYPE_CHECKING:
-    from graph.blast import BlastRadius, Impact
     from graph.edges import EdgeFacts
+    from graph.exposure.visibility import Viewer
     from graph.snapshot import Snapshot
-    from graph.suspects import Dependency, Suspects
-    from graph.visibility import Viewer
+    from graph.walks.blast import BlastRadius, Impact
+    from graph.walks.suspects import Dependency, Suspects
 
 # A hop is failing now when at least this share of its calls failed over the live window: below it
 # is the background error rate every busy service has, and marking it would cry wolf.

@@ -3,7 +3,7 @@
 The new snapshot shares every structure of the old one but its deploys, its unresolved-deploy
 problems and its deploy id counts; its `derived` indexes depend on the catalog alone, so they carry
 over too. It answers exactly as `graph.build.build_snapshot` would from the same facts: each deploy
-is placed by the same function (`graph.deploy_targets.place_deploy`) against the same entities and
+is placed by the same function (`graph.deploys.deploy_targets.place_deploy`) against the same entities and
 aliases. One case a delta cannot decide alone: a deploy id more than one live fact carries (a polled
 feed and a webhook reporting the same deploy), where the rebuild keeps whichever source comes last.
 Then `with_deploys` returns None and the caller rebuilds.
@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
 
-from graph.deploy_targets import place_deploy, problem_order, snapshot_deploy_targets
+from graph.deploys.deploy_targets import place_deploy, problem_order, snapshot_deploy_targets
 from graph.facts import Deploy, SourceMark
 from graph.snapshot import Snapshot
 

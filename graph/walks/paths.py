@@ -6,11 +6,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from graph.edges import EdgeFacts
-from graph.redaction import redact_path
+from graph.exposure.redaction import redact_path
+from graph.exposure.visibility import EVERYONE, Viewer, can_see
 from graph.relations import DEPENDS_ON
 from graph.snapshot import Snapshot
-from graph.visibility import EVERYONE, Viewer, can_see
-from graph.walk import layered_walk, path_to
+from graph.walks.walk import layered_walk, path_to
 
 
 @dataclass(frozen=True, slots=True)

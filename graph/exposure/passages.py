@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from graph.exposure.redaction import hidden_from, passage_hidden
+from graph.exposure.visibility import EVERYONE, Viewer
 from graph.facts import Passage
 from graph.naming.names import AFFIXES, AliasIndex
-from graph.redaction import hidden_from, passage_hidden
-from graph.visibility import EVERYONE, Viewer
 
 if TYPE_CHECKING:
     from graph.snapshot import Snapshot

@@ -4,9 +4,8 @@
 - unobserved: declared dependencies between two entities that both had traffic in the window,
   never seen calling each other (between entities with no traffic at all, silence proves nothing);
 - unknown services: telemetry names no entity answers to, with their calls;
-- coverage: how many components declare dependencies and how many had observed traffic. An answer
-  that finds nothing says this much, so "nothing breaks" is never said with more confidence than
-  the graph has.
+- coverage: how many components declare dependencies and how many had observed traffic
+  (`graph.coverage`).
 """
 
 from __future__ import annotations
@@ -14,27 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from graph.naming.refs import short_name
-from graph.observed import calls_of, is_trace_source, total_calls
-from graph.redaction import edge_redactor, hidden_from, names_hidden
+from graph.coverage import Coverage, coverage, traffic
+from graph.exposure.redaction import edge_redactor, hidden_from, names_hidden
+from graph.exposure.visibility import EVERYONE, Viewer
+from graph.observed import calls_of, total_calls
 from graph.relations import propagates
-from graph.visibility import EVERYONE, Viewer
 
 if TYPE_CHECKING:
     from graph.edges import EdgeFacts
     from graph.snapshot import Snapshot
-
-COMPONENT = "component"
-DEPENDENTS, DEPENDENCIES = "dependents", "dependencies"
-_COUNTS = f"{__name__}.counts"  # this module's key in `Snapshot.derived`
-
-
-@dataclass(frozen=True, slots=True)
-class Coverage:
-    components: int
-    declaring_dependencies: int  # components that declare at least one dependency
-    with_observed_traffic: int  # components traces saw calling or called
-    trace_sources: tuple[str, ...]  # the configured trace sources (source names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +63,7 @@ def drift(snapshot: Snapshot, viewer: Viewer = EVERYONE, *, limit: int | None = 
     keeps the first of each list, which people and agents can read, and the totals say how many."""
     undeclared: list[UndeclaredCall] = []
     unobserved: list[EdgeFacts] = []
-    traffic = _traffic(snapshot)
+    seen = traffic(snapshot)
     redact, hidden = edge_redactor(snapshot, viewer), hidden_from(snapshot, viewer)
     for edges in snapshot.out_edges.values():
         for e in edges:
@@ -84,7 +71,7 @@ def drift(snapshot: Snapshot, viewer: Viewer = EVERYONE, *, limit: int | None = 
                 continue
             if e.observed and not e.declared:
                 undeclared.append(UndeclaredCall(e, total_calls(calls_of(e, snapshot.calls))))
-            elif not e.observed and propagates(e.rel) and e.src in traffic and e.dst in traffic:
+            elif not e.observed and propagates(e.rel) and e.src in seen and e.dst in seen:
                 unobserved.append(e)
     unknown = [
         UnknownServiceCalls(
@@ -111,44 +98,6 @@ def drift(snapshot: Snapshot, viewer: Viewer = EVERYONE, *, limit: int | None = 
     )
 
 
-def coverage(snapshot: Snapshot) -> Coverage:
-    """How much the graph can know: counted once per built graph (the marks say which trace
-    sources are configured, and they move without a rebuild)."""
-    counts: tuple[int, int, int] | None = snapshot.derived.get(_COUNTS)
-    if counts is None:
-        counts = snapshot.derived[_COUNTS] = _counts(snapshot)
-    sources = tuple(sorted(name for name in snapshot.marks if is_trace_source(name)))
-    return Coverage(*counts, trace_sources=sources)
-
-
-def _counts(snapshot: Snapshot) -> tuple[int, int, int]:
-    components = {ref for ref, e in snapshot.entities.items() if e.kind == COMPONENT and not e.placeholder}
-    declaring = {
-        ref for ref in components if any(propagates(e.rel) and e.declared for e in snapshot.out_edges.get(ref, ()))
-    }
-    traffic = _traffic(snapshot)
-    return len(components), len(declaring), len(components & traffic)
-
-
-def _traffic(snapshot: Snapshot) -> set[str]:
-    """The entities traces saw on either end of a call."""
-    found: set[str] = set()
-    for edges in snapshot.out_edges.values():
-        for e in edges:
-            if e.observed:
-                found.update((e.src, e.dst))
-    return found
-
-
-def what_it_knows(found: Coverage) -> str:
-    """`0 of 499 components declare dependencies; no trace source is configured.`"""
-    declared = f"{found.declaring_dependencies:,} of {found.components:,} components declare dependencies"
-    if not found.trace_sources:
-        return f"{declared}; no trace source is configured."
-    sources = ", ".join(_source_label(s) for s in found.trace_sources)
-    return f"{declared}; {found.with_observed_traffic:,} have observed traffic ({sources})."
-
-
 def drift_summary(found: Drift) -> str:
     """`3 undeclared calls, 1 unobserved dependency, 2 unknown services`."""
     undeclared, unobserved, unknown = found.totals
@@ -163,15 +112,3 @@ def drift_summary(found: Drift) -> str:
 
 def _count(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
-
-
-def nothing_found(entity: str, direction: str, found: Coverage | None) -> str:
-    """What an answer that finds no DEPENDENTS (or no DEPENDENCIES) says instead of "nothing":
-    `No dependents of cert-manager-app are declared or observed. 0 of 499 components declare …`."""
-    head = f"No {direction} of {short_name(entity)} are declared or observed."
-    return head if found is None else f"{head} {what_it_knows(found)}"
-
-
-def _source_label(name: str) -> str:
-    kind, _, location = name.partition(":")
-    return f"{kind} {location}"

@@ -20,10 +20,10 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from graph.exposure.visibility import HIDDEN, Viewer, can_see, restricted_refs
 from graph.facts import Citation, Passage
 from graph.naming.names import name_words
 from graph.observed import dress
-from graph.visibility import HIDDEN, Viewer, can_see, restricted_refs
 
 if TYPE_CHECKING:
     from graph.edges import EdgeFacts

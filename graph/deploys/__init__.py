@@ -1,0 +1,1 @@
+"""Deploys placed on entities, and deploy deltas joined to a built snapshot."""

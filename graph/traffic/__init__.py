@@ -1,0 +1,1 @@
+"""Where declared and observed calls disagree, and what is failing now."""
