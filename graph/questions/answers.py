@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TypeVar
 
+from graph import coverage
+from graph.coverage import DEPENDENTS, nothing_found
 from graph.edges import EdgeFacts
 from graph.exposure.visibility import Viewer, visible
 from graph.naming.refs import short_name
@@ -41,7 +43,7 @@ def impact(snapshot: Snapshot, ref: str, viewer: Viewer, *, systems: bool = Fals
     result = blast_radius(snapshot, ref, viewer=viewer)
     name = short_name(ref)
     if not result.impacted:
-        return Section(IMPACT, (ref,), (f"Nothing in the graph depends on {name}.",))
+        return Section(IMPACT, (ref,), (nothing_found(ref, DEPENDENTS, result.coverage),))
     breaks = [short_name(i.entity) for i in result.impacted if i.impact == "breaks"]
     degrades = [short_name(i.entity) for i in result.impacted if i.impact == "degrades"]
     sentences = [f"If {name} goes down, {join(breaks)} break{'s' if len(breaks) == 1 else ''}."] if breaks else []
@@ -124,7 +126,8 @@ def dependencies(
     result = suspects(snapshot, ref, now=now, window=window, viewer=viewer)
     name = short_name(ref)
     if not result.dependencies:
-        return Section(DEPENDENCIES, (ref,), (f"{name} depends on nothing in the graph.",), window=window)
+        said = nothing_found(ref, coverage.DEPENDENCIES, result.coverage)
+        return Section(DEPENDENCIES, (ref,), (said,), window=window)
     direct = [d for d in result.dependencies if d.hops == 1]
     listed = [f"{short_name(d.entity)} ({_owners(d.owners)})" if owners else short_name(d.entity) for d in direct]
     sentences = [f"{name} depends on {join(listed)}."]
