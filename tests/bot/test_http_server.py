@@ -10,6 +10,7 @@ import http.client
 import socket
 import threading
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -38,14 +39,33 @@ def post(url: str, body: bytes | Iterable[bytes]) -> int:
         conn.close()
 
 
+@contextmanager
+def serving(server: Any) -> Iterator[str]:
+    """The server run on a thread, and closed at the end: closing its sockets from this thread while
+    the loop selects on them is a bad file descriptor to that select, which is how the loop ends."""
+    closing = threading.Event()
+
+    def run() -> None:
+        try:
+            server.run()
+        except OSError:
+            if not closing.is_set():
+                raise
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.effective_port}"
+    finally:
+        closing.set()
+        server.close()
+        thread.join(timeout=10)
+
+
 @pytest.fixture
 def server_url() -> Iterator[str]:
-    server = create_http_server(echo_length, host="127.0.0.1", port=0, threads=2, body_cap=CAP)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.effective_port}"
-    server.close()
-    thread.join(timeout=10)
+    with serving(create_http_server(echo_length, host="127.0.0.1", port=0, threads=2, body_cap=CAP)) as url:
+        yield url
 
 
 def test_a_body_far_over_the_cap_gets_a_413_the_client_reads(server_url: str) -> None:
@@ -78,17 +98,10 @@ def test_a_body_under_the_cap_reaches_the_app_whole(server_url: str) -> None:
 
 def test_a_body_past_the_drain_bound_is_cut_off_and_the_server_goes_on() -> None:
     server = create_http_server(echo_length, host="127.0.0.1", port=0, threads=2, body_cap=1024, drain_bytes=4096)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.effective_port}"
-    try:
-        with httpx.Client(timeout=30) as client:
-            try:
-                answer: int | str = client.post(url, content=b"x" * HUGE).status_code
-            except httpx.TransportError as exc:  # the sender sees the close: its body was not read
-                answer = type(exc).__name__
-            assert answer in (413, "WriteError", "ReadError", "RemoteProtocolError"), answer
-            assert client.post(url, content=b"x" * 5).text == "5"
-    finally:
-        server.close()
-        thread.join(timeout=10)
+    with serving(server) as url, httpx.Client(timeout=30) as client:
+        try:
+            answer: int | str = client.post(url, content=b"x" * HUGE).status_code
+        except httpx.TransportError as exc:  # the sender sees the close: its body was not read
+            answer = type(exc).__name__
+        assert answer in (413, "WriteError", "ReadError", "RemoteProtocolError"), answer
+        assert client.post(url, content=b"x" * 5).text == "5"
