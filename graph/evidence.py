@@ -43,23 +43,9 @@ def evidence_of(citation: Citation) -> str:
     return DECLARED
 
 
-def observed(citation: Citation) -> bool:
-    return citation.evidence == OBSERVED
-
-
-def any_observed(citations: Iterable[Citation]) -> bool:
-    return any(c.evidence == OBSERVED for c in citations)
-
-
 def any_declared(citations: Iterable[Citation]) -> bool:
     """Whether anything but traffic asserts it: a catalog, a runbook, triples, an approved extraction."""
     return any(c.evidence != OBSERVED for c in citations)
-
-
-def from_text(citations: Iterable[Citation]) -> bool:
-    """Whether every citation was read from text (runbooks, triples, model extractions): such an
-    edge never names an owner over a catalog's, and ranks below trusted edges."""
-    return all(evidence_of(c) in (DOCUMENTED, EXTRACTED) for c in citations)
 
 
 def edge_rank(weight: int, text_only: bool) -> int:

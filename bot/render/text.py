@@ -272,7 +272,6 @@ def render_answer(answer: Answer, phrasing: Phrasing | None = None) -> list[Text
 
 
 @_terminal_safe
-@_terminal_safe
 def render_drift(report: Drift) -> list[Text]:
     """Where the catalog and the traffic disagree, then how much the graph can know."""
     heading = "bold underline"
