@@ -22,7 +22,16 @@ from sync.deltas import REBUILD, Update
 from sync.lag import LagNotifier
 from sync.leader import Leadership
 from sync.observer import NoObserver, SyncObserver
-from sync.refresh import DEFAULT_ACCESS, DEFAULT_MAX_DROP, Clock, SyncReport, apply_reads, bring_up, read_sources
+from sync.refresh import (
+    DEFAULT_ACCESS,
+    DEFAULT_MAX_DROP,
+    Clock,
+    SyncReport,
+    apply_reads,
+    bring_up,
+    fresh_calls,
+    read_sources,
+)
 from sync.sources.registry import SourceAccess, SourceSpec
 from sync.store.fact_store import SourceState, Store, in_graph, source_marks
 
@@ -192,7 +201,7 @@ class SyncService:
         states = self.store.source_states()
         wanted = in_graph(self.names, states)
         marks = source_marks(v for k, v in states.items() if k in wanted)
-        self.ref.swap(current.with_marks(marks, calls=self.store.load_calls(self.names or None)))
+        self.ref.swap(current.with_marks(marks, calls=fresh_calls(self.store, current, marks, self.names)))
 
     def wake(self) -> None:
         """The graph version moved (announced, or seen by the short poll): follow it now. Waits

@@ -35,13 +35,14 @@ def replace_calls(engine: Engine, source: str, calls: Sequence[CallCount]) -> No
 def load_calls(engine: Engine, names: Collection[str] | None = None) -> dict[str, CallCount]:
     """Every stored count (only the sources in `names` when given), by its observation's key."""
     table = schema.observed_calls
-    query = select(table.c.source, *(table.c[name] for name in _COLUMNS))
+    query = select(*(table.c[name] for name in _COLUMNS))
+    if names is not None:
+        query = query.where(table.c.source.in_(sorted(names)))
     found: dict[str, CallCount] = {}
     with engine.connect() as conn:
-        for source, key, calls, failed, window, first_seen, last_seen in conn.execute(query).all():
-            if names is None or source in names:
-                first = _utc(first_seen) if first_seen is not None else None
-                found[key] = CallCount(key, int(calls), int(failed), int(window), _utc(last_seen), first)
+        for key, calls, failed, window, first_seen, last_seen in conn.execute(query).all():
+            first = _utc(first_seen) if first_seen is not None else None
+            found[key] = CallCount(key, int(calls), int(failed), int(window), _utc(last_seen), first)
     return found
 
 
