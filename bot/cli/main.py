@@ -21,10 +21,11 @@ from rich.console import Console
 from rich.text import Text
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from bot.cli.parser import QUERY_COMMANDS, build_parser, given_sources
+from bot.cli.parser import build_parser, given_sources, question_commands
+from bot.query.kinds import ASK, LAG, LINT, Front, QuestionKind, question_kind
 from bot.query.lag import answer_lag
 from bot.query.model_phrasing import ModelPorts
-from bot.query.replies import EXIT_OK, EXIT_USAGE, reply
+from bot.query.replies import EXIT_OK, EXIT_USAGE, REPLIES, reply
 from bot.render import json as render_json
 from bot.render import text as render_text
 from bot.render.dot import Picture
@@ -42,7 +43,7 @@ from bot.wiring import (
     snapshot_ref,
     source_access,
 )
-from graph.health.freshness import StalePolicy
+from graph.health.freshness import LagReport, StalePolicy
 from graph.snapshot import Snapshot
 from sync.live import LiveFeed
 from sync.refresh import APPLIED, FAILED, HELD, SyncReport, load_snapshot, sync_once
@@ -52,7 +53,8 @@ from sync.store.database import current_revision, make_engine, migrate
 from sync.store.fact_store import Store
 
 MAX_WARNINGS = 50
-LIVE_COMMANDS = ("blast-radius", "suspects", "ask")  # the answers that show what is failing now
+# The command line's commands are the question kinds (bot/cli/parser.py); text and `--json` render them.
+FRONT = Front("command line", question_commands(build_parser()), REPLIES)
 
 
 class UsageError(Exception):
@@ -194,29 +196,13 @@ def _sync_lines(data: dict[str, Any]) -> list[Text]:
     return lines
 
 
-def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> dict[str, Any]:
+def lag_report(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> LagReport:
     marks = [state.mark() for state in store.source_states().values()]
-    answer = answer_lag(marks, [s.name for s in specs], clock(), stale_policy(settings), store.live_problems())
-    return render_json.lag_json(answer.report)
+    return answer_lag(marks, [s.name for s in specs], clock(), stale_policy(settings), store.live_problems()).report
 
 
-def _lag_lines(data: dict[str, Any]) -> list[Text]:
-    lines = []
-    for s in data["sources"]:
-        if s.get("pushed"):
-            lines.append(_pushed_lag_line(s))
-            continue
-        age = "never synced" if s["age_seconds"] is None else render_text.format_age(s["age_seconds"])
-        style = "bold red" if s["stale"] else "green"
-        threshold = s["threshold_seconds"]
-        limit = "" if threshold is None else f" (limit {render_text.format_age(threshold)})"
-        extra = f"  last error: {s['last_error']}" if s["last_error"] else ""
-        held = f"  held for review: {s['held']}" if s["held"] else ""
-        lines.append(Text(f"{s['state'].upper():>7}  {s['name']}  age {age}{limit}{extra}{held}", style=style))
-        lines += [Text(f"         {problem}", style="yellow") for problem in s["problems"]]
-        lines += render_text.render_read_problems(s["read_problems"])
-    lines.append(Text("graph is stale" if data["stale"] else "all sources fresh", style="bold"))
-    return lines
+def run_lag(specs: Sequence[SourceSpec], store: Store, settings: Settings) -> dict[str, Any]:
+    return render_json.lag_json(lag_report(specs, store, settings))
 
 
 def sync_given_sources(args: argparse.Namespace, store: Store, settings: Settings, err: Console) -> None:
@@ -227,15 +213,6 @@ def sync_given_sources(args: argparse.Namespace, store: Store, settings: Setting
         access = _access(settings)
         report = sync_once(given, store, snapshot_ref(), clock, max_drop=settings.max_drop, access=access, swap=False)
         _report_sync(report, err)
-
-
-def _pushed_lag_line(s: dict[str, Any]) -> Text:
-    last = "no event yet" if s["age_seconds"] is None else f"last event {render_text.format_age(s['age_seconds'])} ago"
-    limit = "off" if s["threshold_seconds"] is None else render_text.format_age(s["threshold_seconds"])
-    refused = s["last_refused"]  # after the sender proved itself; unproven ones live in the server's memory only
-    why = f"  last authenticated delivery refused {refused['at']}: {refused['why']}" if refused else ""
-    flag, style = ("STALE", "bold red") if s["stale"] else ("ok", "green")
-    return Text(f"{flag:>5}  {s['name']} (pushed)  {last}, limit {limit}{why}", style=style)
 
 
 def live_port(
@@ -348,6 +325,34 @@ def write_png(path: str, drawing: Picture, err: Console) -> int:
     return EXIT_OK
 
 
+def _ask(
+    args: argparse.Namespace, kind: QuestionKind, specs: Sequence[SourceSpec], store: Store, settings: Settings,
+    wall: datetime, err: Console,
+) -> tuple[int, dict[str, Any], list[Text], Picture | None]:  # fmt: skip
+    """One question kind asked on the command line: (exit status, JSON, text lines, the --png picture)."""
+    snapshot, lag = None, None
+    if kind.name == LAG:  # the sources' marks, not a snapshot
+        sync_given_sources(args, store, settings, err)
+        lag = lambda: lag_report(specs, store, settings)  # noqa: E731
+    else:
+        snapshot = prepare_snapshot(args, specs, store, settings, err)
+    ports = model_ports(settings) if kind.name == ASK else None
+    # One clock: the graph's age is measured after the sync that made it, never before.
+    wall = max(wall, clock())
+    moment = args.now or wall
+    live = live_port(args, specs, settings, lambda: moment) if kind.live else None
+    answered = reply(args, snapshot, moment, wall, stale_policy(settings), ports, live, lag)
+    status, data = answered.status, answered.data
+    if kind.name == LINT and data.get("failed_sources"):
+        # A source that gave nothing usable is "no usable input" for it (exit 2, as for no
+        # input at all): 1 means a name did not resolve, and 0 would let CI pass a dead source.
+        status = EXIT_USAGE
+    lines = [] if args.json else answered.text()
+    _report_model(data if kind.name == ASK else {}, err)
+    drawing = answered.picture() if status == EXIT_OK and getattr(args, "png", None) else None
+    return status, data, lines, drawing
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # The command line reports source failures itself; logs are for what it does not foresee.
@@ -373,10 +378,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "sync":
             status, data = run_sync(args, specs, store, settings)
             lines = _sync_lines(data)
-        elif args.command == "lag":
-            sync_given_sources(args, store, settings, err)
-            data = run_lag(specs, store, settings)
-            status, lines = EXIT_OK, _lag_lines(data)
         elif args.command in ("extract", "review"):
             from bot.cli import review as cli_review
 
@@ -388,23 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             except cli_review.UsageError as exc:
                 raise UsageError(str(exc)) from exc
         else:
-            assert args.command in QUERY_COMMANDS
-            snapshot = prepare_snapshot(args, specs, store, settings, err)
-            ports = model_ports(settings) if args.command == "ask" else None
-            # One clock: the graph's age is measured after the sync that made it, never before.
-            wall = max(wall, clock())
-            moment = args.now or wall
-            live = live_port(args, specs, settings, lambda: moment) if args.command in LIVE_COMMANDS else None
-            answered = reply(args, snapshot, args.now or wall, wall, stale_policy(settings), ports, live)
-            status, data = answered.status, answered.data
-            if args.command == "lint" and data.get("failed_sources"):
-                # A source that gave nothing usable is "no usable input" for it (exit 2, as for no
-                # input at all): 1 means a name did not resolve, and 0 would let CI pass a dead source.
-                status = EXIT_USAGE
-            lines = [] if args.json else answered.text()
-            _report_model(data if args.command == "ask" else {}, err)
-            if status == EXIT_OK and getattr(args, "png", None):
-                drawing = answered.picture()
+            kind = question_kind(args.command)  # the parser's commands are the kinds' (bot/cli/parser.py)
+            status, data, lines, drawing = _ask(args, kind, specs, store, settings, wall, err)
     except (UsageError, StoreError) as exc:
         err.print(Text(f"oncall-graph: {exc}", style="bold red"))
         return EXIT_USAGE

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from datetime import timedelta
+from typing import Any
 
 from bot.query.durations import parse_instant, parse_window
+from bot.query.kinds import (
+    ALERT,
+    BLAST,
+    LAG,
+    NAME,
+    QUESTION,
+    QUESTION_KINDS,
+    SUSPECTS,
+    TWO_NAMES,
+    QuestionKind,
+    question_kind,
+)
 from bot.query.lookup import DRIFT_LIMIT
 from sync.sources.kinds import SOURCE_KINDS, SourceKind
-
-QUERY_COMMANDS = frozenset({"blast-radius", "suspects", "path", "resolve", "ask", "lint", "drift"})
 
 
 def _typed(parse: Callable[[str], object]) -> Callable[[str], object]:
@@ -50,6 +60,41 @@ def given_sources(args: argparse.Namespace, kinds: Sequence[SourceKind] = SOURCE
     return given
 
 
+# The command line's spelling of each option a question kind takes; its default is the kind's.
+_OPTIONS: dict[str, dict[str, Any]] = {
+    "since": {"type": _typed(parse_window), "help": "e.g. 6h, 30m, 2d"},
+    "depth": {"type": _typed(_positive)},
+    "limit": {
+        "type": _typed(_count),
+        "metavar": "N",
+        "help": f"at most N of each list, the busiest first (default {DRIFT_LIMIT}; 0: all)",
+    },
+}
+# Asked only by an alert (a watched channel, a PagerDuty webhook): the command line asks `suspects`.
+NOT_COMMANDS = frozenset({ALERT})
+
+
+def add_question(commands: Any, kind: QuestionKind) -> argparse.ArgumentParser:
+    """One question kind's command: its subject as positionals, then its options."""
+    sub: argparse.ArgumentParser = commands.add_parser(kind.name, help=kind.help)
+    if kind.subject == NAME:
+        sub.add_argument("name")
+    elif kind.subject == TWO_NAMES:
+        sub.add_argument("src", metavar="FROM")
+        sub.add_argument("dst", metavar="TO")
+    elif kind.subject == QUESTION:
+        sub.add_argument("question")
+    for option in kind.options:
+        sub.add_argument(f"--{option.name}", default=option.default, **_OPTIONS[option.name])
+    return sub
+
+
+def question_commands(parser: argparse.ArgumentParser) -> frozenset[str]:
+    """The question kinds this parser takes as commands: the command line's `Front.takes`."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return frozenset(name for name in commands.choices if name in {kind.name for kind in QUESTION_KINDS})
+
+
 def build_parser(kinds: Sequence[SourceKind] = SOURCE_KINDS) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="oncall-graph",
@@ -67,32 +112,13 @@ def build_parser(kinds: Sequence[SourceKind] = SOURCE_KINDS) -> argparse.Argumen
     parser.add_argument("--as-of", type=_typed(parse_instant), help="answer on the graph as it stood then")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    blast = commands.add_parser("blast-radius", help="what breaks if NAME goes down")
-    blast.add_argument("name")
-    blast.add_argument("--depth", type=_typed(_positive), default=None)
-    suspect = commands.add_parser("suspects", help="the on-call view of an alert on NAME")
-    suspect.add_argument("name")
-    suspect.add_argument("--since", type=_typed(parse_window), default=timedelta(hours=6), help="e.g. 6h, 30m, 2d")
-    suspect.add_argument("--depth", type=_typed(_positive), default=2)
-    path = commands.add_parser("path", help="the shortest cited chain between two entities")
-    path.add_argument("src", metavar="FROM")
-    path.add_argument("dst", metavar="TO")
-    commands.add_parser("resolve", help="the canonical entity for a name").add_argument("name")
-    commands.add_parser("ask", help="a free-text question").add_argument("question")
-    commands.add_parser("lint", help="the hygiene report")
-    drift = commands.add_parser(
-        "drift", help="where the catalog and the traffic disagree, and how much the graph can know"
-    )
-    drift.add_argument(
-        "--limit",
-        type=_typed(_count),
-        default=DRIFT_LIMIT,
-        metavar="N",
-        help=f"at most N of each list, the busiest first (default {DRIFT_LIMIT}; 0: all)",
-    )
+    # Every question kind is a command (lag after sync, where `--help` has always listed it).
+    for question in QUESTION_KINDS:
+        if question.name not in NOT_COMMANDS | {LAG}:
+            add_question(commands, question)
     sync = commands.add_parser("sync", help="one sync of the configured sources into the database")
     sync.add_argument("--accept", metavar="SOURCE", action="append", default=[], help="apply a held change")
-    commands.add_parser("lag", help="how fresh each source is")
+    add_question(commands, question_kind(LAG))
     commands.add_parser("migrate", help="bring the database schema to the latest revision, then exit")
     serve = commands.add_parser("serve", help="the Slack bot with the sync scheduler")
     serve.add_argument(
@@ -115,7 +141,7 @@ def build_parser(kinds: Sequence[SourceKind] = SOURCE_KINDS) -> argparse.Argumen
     review.add_argument("decision", nargs="?", choices=("approve", "reject"), help="omit to list pending edges")
     review.add_argument("ids", nargs="*", type=_typed(_positive), metavar="ID")
     review.add_argument("--by", default="cli", metavar="NAME", help="the reviewer recorded in the audit")
-    for sub in (blast, suspect):
+    for sub in (commands.choices[BLAST], commands.choices[SUSPECTS]):
         sub.add_argument("--png", metavar="FILE", help="also draw the answer as a PNG (needs Graphviz `dot`)")
     for name, sub in commands.choices.items():
         if name != "serve":

@@ -1,7 +1,8 @@
 """The graph's query commands as agent tools: names, descriptions, input schemas, argument checks.
 
-Each tool returns exactly the JSON value the command line prints with `--json` (it calls the same
-`bot.query.replies` function); this module knows nothing of the MCP wire, so it is tested without it.
+Each tool is a question kind (`bot/query/kinds.py`) and returns exactly the JSON value the command line
+prints with `--json` (it answers through the same `bot.query.replies` table); this module knows nothing
+of the MCP wire, so it is tested without it.
 """
 
 from __future__ import annotations
@@ -11,14 +12,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.query.ask import answer_ask
-from bot.query.blast import answer_blast, answer_suspects
-from bot.query.bundle import SUSPECTS_DEPTH, BlastQuery, SuspectsQuery
+from bot.query.bundle import SUSPECTS_DEPTH
 from bot.query.durations import parse_window
+from bot.query.kinds import ASK, BLAST, DRIFT, PATH, RESOLVE, SUSPECTS, Front, Ground, Question
 from bot.query.live import LiveSource
-from bot.query.lookup import DRIFT_LIMIT, answer_drift, answer_path, answer_resolve
-from bot.query.replies import ask_reply, blast_reply, path_reply, resolve_reply, suspects_reply
-from bot.render import json as render_json
+from bot.query.lookup import DRIFT_LIMIT
+from bot.query.replies import REPLIES, answered
 from graph.exposure.visibility import Viewer
 from graph.health.freshness import StalePolicy
 from graph.snapshot import Snapshot
@@ -47,10 +46,14 @@ class GraphAccess:
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
-    name: str
+    name: str  # the question kind's name with `_` for `-` (`bot/query/kinds.py`)
     description: str
     input_schema: Json
     run: Callable[[GraphAccess, Mapping[str, Any]], Json]
+
+    @property
+    def kind(self) -> str:
+        return self.name.replace("_", "-")
 
 
 _NAME_HELP = (
@@ -98,50 +101,43 @@ def _since(arguments: Mapping[str, Any]) -> timedelta:
         raise ToolInputError(f"suspects: argument 'since': {exc}") from None
 
 
+def _answered(access: GraphAccess, question: Question) -> Json:
+    """The JSON `--json` prints for `question`, answered on the current snapshot as the tools' viewer."""
+    wall, snapshot = access.clock(), access.snapshot()
+    ground = Ground(access.viewer, wall, access.policy, snapshot, access.now or wall, live=access.live)
+    return answered(question, ground).data
+
+
 def _blast(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     name = _text("blast_radius", arguments, "name")
-    depth = _depth("blast_radius", arguments, None)
-    query = BlastQuery(name, depth)
-    bundle = answer_blast(access.snapshot(), query, access.viewer, access.clock(), access.policy, access.live)
-    return blast_reply(bundle).data
+    return _answered(access, Question(BLAST, name, depth=_depth("blast_radius", arguments, None)))
 
 
 def _suspects(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     name, since = _text("suspects", arguments, "name"), _since(arguments)
     depth = _depth("suspects", arguments, DEFAULT_SUSPECTS_DEPTH) or DEFAULT_SUSPECTS_DEPTH
-    wall, snapshot = access.clock(), access.snapshot()
-    query = SuspectsQuery(name, since=since, depth=depth, at=access.now or wall)
-    bundle = answer_suspects(snapshot, query, access.viewer, wall, access.policy, access.live)
-    return suspects_reply(bundle, snapshot).data
+    return _answered(access, Question(SUSPECTS, name, since=since, depth=depth))
 
 
 def _path(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
     src, dst = _text("path", arguments, "from"), _text("path", arguments, "to")
-    return path_reply(answer_path(access.snapshot(), (src, dst), access.viewer, access.clock(), access.policy)).data
+    return _answered(access, Question(PATH, src, dst))
 
 
 def _resolve(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
-    name = _text("resolve", arguments, "name")
-    return resolve_reply(answer_resolve(access.snapshot(), name, access.viewer, access.clock(), access.policy)).data
+    return _answered(access, Question(RESOLVE, _text("resolve", arguments, "name")))
 
 
 def _ask(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
-    question = _text("ask", arguments, "question")
-    wall, snapshot = access.clock(), access.snapshot()
-    bundle = answer_ask(
-        snapshot, question, access.viewer, access.now or wall, access.policy, wall=wall, live=access.live
-    )
-    return ask_reply(bundle).data
+    return _answered(access, Question(ASK, text=_text("ask", arguments, "question")))
 
 
 def _lag(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
-    return access.lag()
+    return access.lag()  # `oncall-graph lag --json`, read by the composition root from the store
 
 
 def _drift(access: GraphAccess, arguments: Mapping[str, Any]) -> Json:
-    limit = _depth("drift", arguments, DRIFT_LIMIT, key="limit")
-    found = answer_drift(access.snapshot(), access.viewer, access.clock(), access.policy, limit=limit)
-    return render_json.drift_json(found.report)
+    return _answered(access, Question(DRIFT, limit=_depth("drift", arguments, DRIFT_LIMIT, key="limit")))
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -261,6 +257,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
 )
 _BY_NAME = {tool.name: tool for tool in TOOLS}
+# The tools answer through the command line's renderer table (`--json`'s JSON), lag as `lag --json`.
+FRONT = Front("MCP tools", frozenset(tool.kind for tool in TOOLS), REPLIES)
 
 
 def call_tool(access: GraphAccess, name: str, arguments: Mapping[str, Any]) -> Json:

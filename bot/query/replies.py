@@ -1,6 +1,6 @@
-"""One query command on one snapshot, for the command line and the MCP server: the question kind's
-answer bundle, rendered as (exit status, JSON value, text lines). Pure, except that `ask` with a
-model given calls it.
+"""One question on one snapshot, for the command line and the MCP server: the question kind's
+answer bundle (`bot/query/kinds.py`), rendered as (exit status, JSON value, text lines) by `REPLIES`,
+the renderer table of these fronts. Pure, except that `ask` with a model given calls it.
 
 The command line and the MCP server both call these, so a tool answers with exactly the JSON value
 that `--json` prints; neither computes anything of its own.
@@ -16,19 +16,31 @@ from typing import Any
 
 from rich.text import Text
 
-from bot.query.ask import answer_ask
-from bot.query.blast import answer_blast, answer_suspects
 from bot.query.bundle import (
     AskAnswer,
     BlastAnswer,
-    BlastQuery,
+    DriftAnswer,
+    LintAnswer,
     PathAnswer,
     ResolveAnswer,
     SuspectsAnswer,
-    SuspectsQuery,
+)
+from bot.query.kinds import (
+    ASK,
+    BLAST,
+    DRIFT,
+    LAG,
+    LINT,
+    PATH,
+    RESOLVE,
+    SUSPECTS,
+    TWO_NAMES,
+    Ground,
+    Question,
+    answer,
+    question_kind,
 )
 from bot.query.live import LiveSource
-from bot.query.lookup import answer_drift, answer_lint, answer_path, answer_resolve
 from bot.query.model_phrasing import ModelPorts
 from bot.render import json as render_json
 from bot.render import text as render_text
@@ -36,7 +48,7 @@ from bot.render.dot import Picture, blast_dot, suspects_dot
 from bot.render.freshness import Freshness
 from graph.exposure.passages import CitedPassage
 from graph.exposure.visibility import EVERYONE
-from graph.health.freshness import StalePolicy
+from graph.health.freshness import LagReport, StalePolicy
 from graph.snapshot import Snapshot
 
 EXIT_OK, EXIT_UNRESOLVED, EXIT_USAGE = 0, 1, 2
@@ -58,32 +70,31 @@ class Reply:
 
 def reply(
     args: argparse.Namespace,
-    snapshot: Snapshot,
+    snapshot: Snapshot | None,
     now: datetime,
     wall: datetime,
     policy: StalePolicy,
     model: ModelPorts | None = None,
     live: LiveSource | None = None,
+    lag: Callable[[], LagReport] | None = None,
 ) -> Reply:
     """The command line sees everything (an operator's tool); `now` moves windows, `wall` judges freshness;
-    `live` looks at the present for blast-radius, suspects and ask."""
-    command = args.command
-    if command == "lint":
-        report = answer_lint(snapshot, EVERYONE, wall, policy).report
-        return Reply(EXIT_OK, render_json.lint_json(report), lambda: render_text.render_lint(report))
-    if command == "drift":
-        drifted = answer_drift(snapshot, EVERYONE, wall, policy, limit=args.limit).report
-        return Reply(EXIT_OK, render_json.drift_json(drifted), lambda: render_text.render_drift(drifted))
-    if command == "ask":
-        return ask_reply(answer_ask(snapshot, args.question, EVERYONE, now, policy, model, wall=wall, live=live))
-    if command == "path":
-        return path_reply(answer_path(snapshot, (args.src, args.dst), EVERYONE, wall, policy))
-    if command == "resolve":
-        return resolve_reply(answer_resolve(snapshot, args.name, EVERYONE, wall, policy))
-    if command == "blast-radius":
-        return blast_reply(answer_blast(snapshot, BlastQuery(args.name, args.depth), EVERYONE, wall, policy, live))
-    query = SuspectsQuery(args.name, since=args.since, depth=args.depth, at=now)
-    return suspects_reply(answer_suspects(snapshot, query, EVERYONE, wall, policy, live), snapshot)
+    `live` looks at the present for the kinds that do; `lag` judges the sources' marks (lag only)."""
+    ground = Ground(EVERYONE, wall, policy, snapshot, now, model, live, lag=lag)
+    return answered(command_question(args), ground)
+
+
+def answered(question: Question, ground: Ground) -> Reply:
+    """The kind's bundle, rendered for the command line, `--json` and the MCP tools."""
+    return REPLIES[question.kind](answer(question, ground), ground)
+
+
+def command_question(args: argparse.Namespace) -> Question:
+    """The question a parsed command line asks (`bot/cli/parser.py` builds its commands from the kinds)."""
+    kind = question_kind(args.command)
+    name, other = (args.src, args.dst) if kind.subject == TWO_NAMES else (getattr(args, "name", ""), "")
+    given = {option: getattr(args, option, None) for option in ("since", "depth", "limit")}
+    return Question(kind.name, name, other, getattr(args, "question", ""), **given)
 
 
 def resolve_reply(bundle: ResolveAnswer) -> Reply:
@@ -155,6 +166,49 @@ def ask_reply(bundle: AskAnswer) -> Reply:
     return Reply(status, data, text)
 
 
+def lag_reply(report: LagReport) -> Reply:
+    data = render_json.lag_json(report)
+    return Reply(EXIT_OK, data, lambda: lag_lines(data))
+
+
+def lag_lines(data: dict[str, Any]) -> list[Text]:
+    lines = []
+    for s in data["sources"]:
+        if s.get("pushed"):
+            lines.append(_pushed_lag_line(s))
+            continue
+        age = "never synced" if s["age_seconds"] is None else render_text.format_age(s["age_seconds"])
+        style = "bold red" if s["stale"] else "green"
+        threshold = s["threshold_seconds"]
+        limit = "" if threshold is None else f" (limit {render_text.format_age(threshold)})"
+        extra = f"  last error: {s['last_error']}" if s["last_error"] else ""
+        held = f"  held for review: {s['held']}" if s["held"] else ""
+        lines.append(Text(f"{s['state'].upper():>7}  {s['name']}  age {age}{limit}{extra}{held}", style=style))
+        lines += [Text(f"         {problem}", style="yellow") for problem in s["problems"]]
+        lines += render_text.render_read_problems(s["read_problems"])
+    lines.append(Text("graph is stale" if data["stale"] else "all sources fresh", style="bold"))
+    return lines
+
+
+def _pushed_lag_line(s: dict[str, Any]) -> Text:
+    last = "no event yet" if s["age_seconds"] is None else f"last event {render_text.format_age(s['age_seconds'])} ago"
+    limit = "off" if s["threshold_seconds"] is None else render_text.format_age(s["threshold_seconds"])
+    refused = s["last_refused"]  # after the sender proved itself; unproven ones live in the server's memory only
+    why = f"  last authenticated delivery refused {refused['at']}: {refused['why']}" if refused else ""
+    flag, style = ("STALE", "bold red") if s["stale"] else ("ok", "green")
+    return Text(f"{flag:>5}  {s['name']} (pushed)  {last}, limit {limit}{why}", style=style)
+
+
+def lint_reply(bundle: LintAnswer) -> Reply:
+    report = bundle.report
+    return Reply(EXIT_OK, render_json.lint_json(report), lambda: render_text.render_lint(report))
+
+
+def drift_reply(bundle: DriftAnswer) -> Reply:
+    drifted = bundle.report
+    return Reply(EXIT_OK, render_json.drift_json(drifted), lambda: render_text.render_drift(drifted))
+
+
 def phrasing_json(bundle: AskAnswer) -> dict[str, Any]:
     """Additive `ask --json` keys: which model phrased the answer (null: the graph's own sentences)."""
     phrasing = bundle.phrasing
@@ -164,3 +218,18 @@ def phrasing_json(bundle: AskAnswer) -> dict[str, Any]:
         "phrased_cites": list(phrasing.cited) if phrasing else [],
         "model_fallback": bundle.fallback or None,
     }
+
+
+Renderer = Callable[[Any, Ground], Reply]  # (the kind's bundle, where it was asked) -> its reply
+
+# The command line's (and `--json`'s, and the MCP tools') renderer of each kind it takes.
+REPLIES: dict[str, Renderer] = {
+    BLAST: lambda bundle, ground: blast_reply(bundle),
+    SUSPECTS: lambda bundle, ground: suspects_reply(bundle, ground.graph),
+    PATH: lambda bundle, ground: path_reply(bundle),
+    RESOLVE: lambda bundle, ground: resolve_reply(bundle),
+    ASK: lambda bundle, ground: ask_reply(bundle),
+    LINT: lambda bundle, ground: lint_reply(bundle),
+    DRIFT: lambda bundle, ground: drift_reply(bundle),
+    LAG: lambda report, ground: lag_reply(report),
+}

@@ -9,10 +9,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from bot.query.durations import looks_like_window, parse_window
+from bot.query.kinds import BLAST as BLAST  # the names handlers have imported from here
+from bot.query.kinds import SUSPECTS as SUSPECTS
+from bot.query.kinds import question_kind
 
-BLAST, SUSPECTS = "blast-radius", "suspects"
+# The question kinds a slash command asks (`bot/query/kinds.py`), and how each is typed.
 USAGE = {BLAST: "/blast-radius NAME [--depth N]", SUSPECTS: "/suspects NAME [--since 6h] [--depth 2]"}
-FLAGS = {BLAST: ("depth",), SUSPECTS: ("since", "depth")}
+FLAGS = {command: tuple(option.name for option in question_kind(command).options) for command in USAGE}
 # `--since`, and the dashes a phone or macOS turns `--` into (`—since`, `–since`).
 _FLAG = re.compile(r"^(?:--?|—|–)([a-z][\w-]*)(?:=(.*))?$", re.IGNORECASE)
 # ASCII digits only, and few: `³` is a digit to isdigit(), and 5,000 nines are a name, not a depth.

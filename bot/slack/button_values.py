@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from bot.slack.arguments import BLAST, SUSPECTS
+from bot.query.kinds import BLAST, SUSPECTS
 
 SHOWN = 40  # characters of a bad value quoted back
 

@@ -16,15 +16,14 @@ from typing import Any
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.query.alert import answer_alert
-from bot.query.ask import answer_ask
 from bot.query.bundle import AlertQuery
+from bot.query.kinds import ALERT, ASK, Question, answer
 from bot.slack.alert_message import Alert, incident_key, is_alert, parse_alert
 from bot.slack.blocks.messages import SlackMessage, format_refusal
 from bot.slack.claims import Taken, delivering, take_all
 from bot.slack.delivery import say_in_thread
 from bot.slack.deps import BotDeps
-from bot.slack.replies import LOADING, alert_message, mention_message, model_ports, window_refusal
+from bot.slack.replies import LOADING, THREAD_REPLIES, thread_ground, window_refusal
 from bot.telemetry.instrument import observed_query
 from graph.exposure.visibility import Viewer
 
@@ -109,12 +108,9 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
         _say(deps, client, refusal or format_refusal(LOADING), channel, thread, "mention")
         return
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
-    bundle = answer_ask(
-        snapshot, _question(event), viewer, deps.clock(), deps.stale_policy, model_ports(deps), purpose="mention",
-        cpu=deps.work_slots, live=deps.live,
-    )  # fmt: skip
+    bundle = answer(Question(ASK, text=_question(event)), thread_ground(deps, snapshot, viewer, purpose="mention"))
     with deps.work_slots:
-        message = mention_message(bundle, snapshot)
+        message = THREAD_REPLIES[ASK](deps, bundle, snapshot)
     _say(deps, client, message, channel, thread, "mention")  # outside the slot: a retry's wait holds no CPU
 
 
@@ -127,12 +123,9 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
     if snapshot is None:
         _say(deps, client, format_refusal(LOADING), channel, ts, "alert")
         return
-    viewer = Viewer(channel=channel)
-    now, policy = deps.clock(), deps.stale_policy
-    ports = model_ports(deps)
-    bundle = answer_alert(snapshot, alert_query(alert), viewer, now, policy, ports, cpu=deps.work_slots, live=deps.live)
+    bundle = answer(Question(ALERT, alert=alert_query(alert)), thread_ground(deps, snapshot, Viewer(channel=channel)))
     with deps.work_slots:
-        message = alert_message(deps, bundle, snapshot, metric="alert")
+        message = THREAD_REPLIES[ALERT](deps, bundle, snapshot)
     _say(deps, client, message, channel, ts, "alert")
 
 

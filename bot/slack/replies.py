@@ -1,29 +1,22 @@
-"""What the bot answers to a command, as a SlackMessage: parse the arguments, ask the query layer, render.
+"""What the bot answers to a command, a mention or an alert, as a SlackMessage: parse the arguments, ask
+the question kind (`bot/query/kinds.py`), render its bundle through this front's table.
 
 No Slack client here: handlers deliver the message.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
-from bot.query.blast import answer_blast, answer_suspects
-from bot.query.bundle import (
-    SUSPECTS_DEPTH,
-    SUSPECTS_SINCE,
-    AlertAnswer,
-    AskAnswer,
-    BlastAnswer,
-    BlastQuery,
-    Resolved,
-    SuspectsAnswer,
-    SuspectsQuery,
-)
+from bot.query.bundle import SUSPECTS_DEPTH, AlertAnswer, AskAnswer, BlastAnswer, Resolved, SuspectsAnswer
 from bot.query.durations import check_window
+from bot.query.kinds import ALERT, ASK, BLAST, SUSPECTS, Front, Ground, Question, answer
 from bot.query.model_phrasing import ModelPorts
 from bot.render.dot import alert_dot, blast_dot, suspects_dot, view_dot
 from bot.render.wording import window_token
-from bot.slack.arguments import BLAST, SUSPECTS, USAGE, CommandArgsError, parse_command
+from bot.slack.arguments import USAGE, CommandArgsError, parse_command
 from bot.slack.blocks.messages import (
     SlackMessage,
     format_alert_reply,
@@ -55,15 +48,17 @@ def reply_to_command(
     if not args.name:
         return format_refusal(f"Usage: {USAGE[command]}")
     # The walk and the rendering each in a work slot; the wait for the live part between them in none.
-    now, policy, slots = deps.clock(), deps.stale_policy, deps.work_slots
-    if command == BLAST:
-        bundle = answer_blast(snapshot, BlastQuery(args.name, args.depth), viewer, now, policy, deps.live, cpu=slots)
-        with slots:
-            return blast_message(deps, bundle, shared=shared)
-    query = SuspectsQuery(args.name, since=args.since or SUSPECTS_SINCE, depth=args.depth or SUSPECTS_DEPTH)
-    found = answer_suspects(snapshot, query, viewer, now, policy, deps.live, cpu=slots)
-    with slots:
-        return suspects_message(deps, found, snapshot, shared=shared)
+    question = Question(command, args.name, since=args.since, depth=args.depth)
+    ground = Ground(viewer, deps.clock(), deps.stale_policy, snapshot, live=deps.live, cpu=deps.work_slots)
+    bundle = answer(question, ground)
+    with deps.work_slots:
+        return SLASH_REPLIES[command](deps, bundle, snapshot, shared)
+
+
+def thread_ground(deps: BotDeps, snapshot: Snapshot, viewer: Viewer, *, purpose: str = "ask") -> Ground:
+    """A mention's or an alert's: the model phrases, the graph's parts take work slots."""
+    return Ground(viewer, deps.clock(), deps.stale_policy, snapshot, model=model_ports(deps), live=deps.live,
+                  cpu=deps.work_slots, purpose=purpose)  # fmt: skip
 
 
 def unresolved_message(
@@ -137,3 +132,21 @@ def alert_message(deps: BotDeps, bundle: AlertAnswer, snapshot: Snapshot, *, met
         found, impact, bundle.freshness, passages=bundle.passages, phrasing=bundle.phrasing, live=bundle.live
     )
     return replace(message, draw_picture=lambda: alert_dot(found, impact, snapshot))
+
+
+# Slack's renderer tables, keyed by question kind (`bot/query/kinds.py`); each front takes the kinds its
+# parser or handlers read, and `tests/bot/test_question_kinds.py` checks it renders every one.
+SlashRenderer = Callable[[BotDeps, Any, Snapshot, bool], SlackMessage]  # (deps, bundle, snapshot, shared)
+SLASH_REPLIES: dict[str, SlashRenderer] = {
+    BLAST: lambda deps, bundle, snapshot, shared: blast_message(deps, bundle, shared=shared),
+    SUSPECTS: lambda deps, bundle, snapshot, shared: suspects_message(deps, bundle, snapshot, shared=shared),
+}
+ThreadRenderer = Callable[[BotDeps, Any, Snapshot], SlackMessage]  # (deps, bundle, snapshot)
+THREAD_REPLIES: dict[str, ThreadRenderer] = {
+    ASK: lambda deps, bundle, snapshot: mention_message(bundle, snapshot),
+    # The PagerDuty webhook's post renders its alert the same way (`bot/pagerduty/incident_reply.py`).
+    ALERT: lambda deps, bundle, snapshot: alert_message(deps, bundle, snapshot, metric="alert"),
+}
+SLASH_COMMANDS = Front("Slack slash commands and their buttons", frozenset(USAGE), SLASH_REPLIES)
+MENTIONS = Front("Slack mentions", frozenset({ASK}), THREAD_REPLIES)
+ALERT_THREADS = Front("Slack alert threads and PagerDuty incident posts", frozenset({ALERT}), THREAD_REPLIES)

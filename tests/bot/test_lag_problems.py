@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from prometheus_client import generate_latest
 
-from bot.cli.main import _lag_lines
 from bot.query.lag import answer_lag
+from bot.query.replies import lag_lines
 from bot.render.json import lag_json
 from bot.slack.blocks.freshness import format_lag
 from bot.telemetry.metrics import Metrics
@@ -92,7 +92,7 @@ def test_junk_documents_and_refused_links_are_warnings_of_a_fresh_source_in_ever
     assert {"catalog/sub/loop", "catalog/outside.yaml", "catalog/dangling.yaml"} <= files
     assert judged["never_synced"] is False and judged["stale"] is False
     assert never["name"] == "docs:never" and never["never_synced"] is True and data["stale"] is True
-    text = "\n".join(str(line) for line in _lag_lines(data))
+    text = "\n".join(str(line) for line in lag_lines(data))
     assert "catalog/junk.yaml document 1, field kind" in text and "catalog/dangling.yaml" in text
     assert "docs:never" in text and "never synced" in text
     slack = str(format_lag(report).blocks)
@@ -112,7 +112,7 @@ def test_problems_are_bounded_and_the_rest_counted(store: Store, catalog: Path) 
     data = lag_json(answer.report)  # type: ignore[attr-defined]
     found = data["sources"][0]["read_problems"]
     assert len(found["shown"]) == 10 and found["more"] == found["total"] - 10 and found["total"] >= 30
-    text = "\n".join(str(line) for line in _lag_lines(data))
+    text = "\n".join(str(line) for line in lag_lines(data))
     assert f"and {found['more']} more" in text
 
 
@@ -139,7 +139,7 @@ def test_a_source_whose_first_attempt_failed_is_never_synced_with_the_reason_in_
     slack = str(format_lag(report).blocks)
     assert "never synced (its first attempt failed)" in slack and str(missing) in slack
     assert "docs:never* — never synced" in slack
-    text = "\n".join(str(line) for line in _lag_lines(lag_json(report)))
+    text = "\n".join(str(line) for line in lag_lines(lag_json(report)))
     assert "never synced" in text and str(missing) in text
 
 
