@@ -23,7 +23,7 @@ from bot.slack.blocks.messages import SlackMessage, format_refusal
 from bot.slack.claims import Taken, delivering, take_all
 from bot.slack.delivery import say_in_thread
 from bot.slack.deps import BotDeps
-from bot.slack.replies import LOADING, THREAD_REPLIES, thread_ground, window_refusal
+from bot.slack.replies import LOADING, THREAD_REPLIES, ground, window_refusal
 from bot.telemetry.instrument import observed_query
 from graph.exposure.visibility import Viewer
 
@@ -108,7 +108,7 @@ def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> 
         _say(deps, client, refusal or format_refusal(LOADING), channel, thread, "mention")
         return
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
-    bundle = answer(Question(ASK, text=_question(event)), thread_ground(deps, snapshot, viewer, purpose="mention"))
+    bundle = answer(Question(ASK, text=_question(event)), ground(deps, snapshot, viewer, purpose="mention"))
     with deps.work_slots:
         message = THREAD_REPLIES[ASK](deps, bundle, snapshot)
     _say(deps, client, message, channel, thread, "mention")  # outside the slot: a retry's wait holds no CPU
@@ -123,7 +123,7 @@ def _answer_alert(deps: BotDeps, client: WebClient, alert: Alert, channel: str, 
     if snapshot is None:
         _say(deps, client, format_refusal(LOADING), channel, ts, "alert")
         return
-    bundle = answer(Question(ALERT, alert=alert_query(alert)), thread_ground(deps, snapshot, Viewer(channel=channel)))
+    bundle = answer(Question(ALERT, alert=alert_query(alert)), ground(deps, snapshot, Viewer(channel=channel)))
     with deps.work_slots:
         message = THREAD_REPLIES[ALERT](deps, bundle, snapshot)
     _say(deps, client, message, channel, ts, "alert")

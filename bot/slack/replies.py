@@ -48,15 +48,13 @@ def reply_to_command(
     if not args.name:
         return format_refusal(f"Usage: {USAGE[command]}")
     # The walk and the rendering each in a work slot; the wait for the live part between them in none.
-    question = Question(command, args.name, since=args.since, depth=args.depth)
-    ground = Ground(viewer, deps.clock(), deps.stale_policy, snapshot, live=deps.live, cpu=deps.work_slots)
-    bundle = answer(question, ground)
+    bundle = answer(Question(command, args.name, since=args.since, depth=args.depth), ground(deps, snapshot, viewer))
     with deps.work_slots:
         return SLASH_REPLIES[command](deps, bundle, snapshot, shared)
 
 
-def thread_ground(deps: BotDeps, snapshot: Snapshot, viewer: Viewer, *, purpose: str = "ask") -> Ground:
-    """A mention's or an alert's: the model phrases, the graph's parts take work slots."""
+def ground(deps: BotDeps, snapshot: Snapshot, viewer: Viewer, *, purpose: str = "ask") -> Ground:
+    """Where Slack asks: the bot's clock, stale policy, model and live port; the graph's parts in work slots."""
     return Ground(viewer, deps.clock(), deps.stale_policy, snapshot, model=model_ports(deps), live=deps.live,
                   cpu=deps.work_slots, purpose=purpose)  # fmt: skip
 
