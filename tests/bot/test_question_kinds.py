@@ -8,8 +8,10 @@ or handlers), and one entry in FRONTS below.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
+import yaml
 
 from bot.cli.main import FRONT as COMMAND_LINE
 from bot.cli.parser import NOT_COMMANDS, build_parser
@@ -39,7 +41,7 @@ from graph.exposure.visibility import EVERYONE
 from graph.health.freshness import StalePolicy, judge
 from graph.snapshot import Snapshot
 from tests.bot.slack.test_handlers import make_deps
-from tests.questions.graphs import NOW, acme
+from tests.questions.graphs import NOW, ROOT, acme
 
 FRONTS: list[Front] = [
     COMMAND_LINE,
@@ -59,6 +61,16 @@ ASKED = {
     LINT: [],
     DRIFT: ["--limit", "3"],
     LAG: [],
+}
+# The same, as the MCP tools take it.
+TOOL_ARGUMENTS: dict[str, dict[str, Any]] = {
+    BLAST: {"name": "redis", "depth": 2},
+    SUSPECTS: {"name": "checkout", "since": "2d"},
+    PATH: {"from": "checkout", "to": "redis"},
+    RESOLVE: {"name": "postgres"},
+    ASK: {"question": "who owns redis?"},
+    LINT: {},
+    DRIFT: {"limit": 3},
 }
 
 
@@ -95,13 +107,16 @@ def test_each_mcp_tool_takes_what_its_kind_takes(tool: tools.ToolSpec) -> None:
     assert list(tool.input_schema["properties"]) == subject + [option.name for option in kind.options]
 
 
-@pytest.mark.parametrize("command", sorted(USAGE))
-def test_each_slash_command_usage_names_its_kinds_flags(command: str) -> None:
+@pytest.mark.parametrize("command", sorted(slack_replies.SLASH_COMMANDS.takes))
+def test_each_slash_command_is_in_the_manifest_with_its_kinds_flags(command: str) -> None:
     usage = USAGE[command]
     assert usage.startswith(f"/{command} NAME")
     assert [word.strip("[") for word in usage.split() if word.startswith("[--")] == [
         f"--{option.name}" for option in question_kind(command).options
     ]
+    manifest = yaml.safe_load((ROOT / "deploy" / "slack-app-manifest.yaml").read_text())
+    hints = {c["command"]: c.get("usage_hint") for c in manifest["features"]["slash_commands"]}
+    assert hints[f"/{command}"] == usage.removeprefix(f"/{command} ")
 
 
 @pytest.mark.parametrize("kind", sorted(COMMAND_LINE.takes))
@@ -113,16 +128,7 @@ def test_each_command_is_answered_and_the_mcp_tool_gives_its_json(kind: str, gra
     json.dumps(answered.data)  # `--json` prints it
     if kind in tools.FRONT.takes and kind != LAG:  # lag's tool is `lag --json`, read from the store
         access = GraphAccess(lambda: graph, lambda: {}, lambda: NOW, now=NOW, viewer=EVERYONE)
-        arguments = {
-            BLAST: {"name": "redis", "depth": 2},
-            SUSPECTS: {"name": "checkout", "since": "2d"},
-            PATH: {"from": "checkout", "to": "redis"},
-            RESOLVE: {"name": "postgres"},
-            ASK: {"question": "who owns redis?"},
-            LINT: {},
-            DRIFT: {"limit": 3},
-        }[kind]
-        assert call_tool(access, question_kind(kind).tool, arguments) == answered.data
+        assert call_tool(access, question_kind(kind).tool, TOOL_ARGUMENTS[kind]) == answered.data
 
 
 @pytest.mark.parametrize("command", sorted(slack_replies.SLASH_COMMANDS.takes))
