@@ -22,7 +22,21 @@ from typing import Any
 from bot.query.alert import answer_alert
 from bot.query.ask import answer_ask
 from bot.query.blast import answer_blast, answer_suspects
-from bot.query.bundle import SUSPECTS_DEPTH, SUSPECTS_SINCE, AlertQuery, BlastQuery, SuspectsQuery
+from bot.query.bundle import (
+    SUSPECTS_DEPTH,
+    SUSPECTS_SINCE,
+    AlertAnswer,
+    AlertQuery,
+    AskAnswer,
+    BlastAnswer,
+    BlastQuery,
+    DriftAnswer,
+    LintAnswer,
+    PathAnswer,
+    ResolveAnswer,
+    SuspectsAnswer,
+    SuspectsQuery,
+)
 from bot.query.live import LiveSource
 from bot.query.lookup import DRIFT_LIMIT, answer_drift, answer_lint, answer_path, answer_resolve
 from bot.query.model_phrasing import ModelPorts
@@ -95,30 +109,27 @@ class QuestionKind:
     def tool(self) -> str:
         return self.name.replace("-", "_")
 
-    def option(self, name: str) -> Option | None:
-        return next((option for option in self.options if option.name == name), None)
 
-
-def _blast(question: Question, ground: Ground) -> Any:
+def _blast(question: Question, ground: Ground) -> BlastAnswer:
     query = BlastQuery(question.name, question.depth)
     return answer_blast(ground.graph, query, ground.viewer, ground.wall, ground.policy, ground.live, cpu=ground.cpu)
 
 
-def _suspects(question: Question, ground: Ground) -> Any:
+def _suspects(question: Question, ground: Ground) -> SuspectsAnswer:
     since, depth = question.since or SUSPECTS_SINCE, question.depth or SUSPECTS_DEPTH
     query = SuspectsQuery(question.name, since=since, depth=depth, at=ground.now)
     return answer_suspects(ground.graph, query, ground.viewer, ground.wall, ground.policy, ground.live, cpu=ground.cpu)
 
 
-def _path(question: Question, ground: Ground) -> Any:
+def _path(question: Question, ground: Ground) -> PathAnswer:
     return answer_path(ground.graph, (question.name, question.other), ground.viewer, ground.wall, ground.policy)
 
 
-def _resolve(question: Question, ground: Ground) -> Any:
+def _resolve(question: Question, ground: Ground) -> ResolveAnswer:
     return answer_resolve(ground.graph, question.name, ground.viewer, ground.wall, ground.policy)
 
 
-def _ask(question: Question, ground: Ground) -> Any:
+def _ask(question: Question, ground: Ground) -> AskAnswer:
     g = ground
     return answer_ask(
         g.graph, question.text, g.viewer, g.now or g.wall, g.policy, g.model, purpose=g.purpose, cpu=g.cpu,
@@ -126,11 +137,11 @@ def _ask(question: Question, ground: Ground) -> Any:
     )  # fmt: skip
 
 
-def _lint(question: Question, ground: Ground) -> Any:
+def _lint(question: Question, ground: Ground) -> LintAnswer:
     return answer_lint(ground.graph, ground.viewer, ground.wall, ground.policy)
 
 
-def _drift(question: Question, ground: Ground) -> Any:
+def _drift(question: Question, ground: Ground) -> DriftAnswer:
     return answer_drift(ground.graph, ground.viewer, ground.wall, ground.policy, limit=question.limit)
 
 
@@ -140,7 +151,7 @@ def _lag(question: Question, ground: Ground) -> LagReport:
     return ground.lag()
 
 
-def _alert(question: Question, ground: Ground) -> Any:
+def _alert(question: Question, ground: Ground) -> AlertAnswer:
     if question.alert is None:
         raise ValueError("an alert question carries its alert")
     g = ground
