@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from slack_bolt import App
@@ -18,7 +19,7 @@ from slack_sdk import WebClient
 
 from bot.query.alert import answer_alert
 from bot.query.ask import answer_ask
-from bot.query.bundle import AlertQuery
+from bot.query.bundle import AlertQuery, AskAnswer
 from bot.slack.alert_message import Alert, incident_key, is_alert, parse_alert
 from bot.slack.blocks.messages import SlackMessage, format_refusal
 from bot.slack.claims import Taken, delivering, take_all
@@ -27,6 +28,7 @@ from bot.slack.deps import BotDeps
 from bot.slack.replies import LOADING, alert_message, mention_message, model_ports, window_refusal
 from bot.telemetry.instrument import observed_query
 from graph.exposure.visibility import Viewer
+from graph.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
@@ -37,13 +39,15 @@ UNREADABLE_ALERT = (
 )
 
 
-def _claimed(deps: BotDeps, body: dict[str, Any], event: dict[str, Any], kind: str, incident: str = "") -> Taken | None:
-    """The claim when this replica is the one to answer; repeats, twins and other alerts of the same
-    incident are counted (by the key refused) and dropped."""
+def claim_event(
+    deps: BotDeps, body: dict[str, Any], event: dict[str, Any], kind: str, incident: str = "", *, twin: bool = True
+) -> Taken | None:
+    """The claim when this replica is the one to answer; repeats, twins (`twin`: the event is about a
+    message) and other alerts of the same incident are counted (by the key refused) and dropped."""
     event_id = str(body.get("event_id") or "")
     keys = {
         "retry": f"event:{event_id}" if event_id else "",
-        "twin": f"reply:{event.get('channel')}:{event.get('ts')}",
+        "twin": f"reply:{event.get('channel')}:{event.get('ts')}" if twin else "",
         "incident": f"incident:{incident}" if incident else "",
     }
     taken, refused = take_all(deps.claims, [key for key in keys.values() if key])
@@ -56,7 +60,7 @@ def _claimed(deps: BotDeps, body: dict[str, Any], event: dict[str, Any], kind: s
 
 def on_app_mention(body: dict[str, Any], event: dict[str, Any], client: WebClient, deps: BotDeps) -> None:
     """A question in an @mention, answered in its thread."""
-    taken = _claimed(deps, body, event, "mention")
+    taken = claim_event(deps, body, event, "mention")
     if taken is None:
         return
     # The graph's parts take a work slot each; the model's network waits and the post take none.
@@ -75,12 +79,12 @@ def on_message(body: dict[str, Any], event: dict[str, Any], client: WebClient, d
     channel, ts = str(event.get("channel")), str(event.get("ts"))
     if alert is None or not alert_query(alert).name:
         # Someone waits on this alert: say it could not be read rather than nothing.
-        taken = _claimed(deps, body, event, "alert", f"{channel}:{ts}")
+        taken = claim_event(deps, body, event, "alert", f"{channel}:{ts}")
         if taken is not None:
             with delivering(taken):
                 _say(deps, client, format_refusal(UNREADABLE_ALERT), channel, ts, "alert")
         return
-    taken = _claimed(deps, body, event, "alert", incident_key(alert))
+    taken = claim_event(deps, body, event, "alert", incident_key(alert))
     if taken is None:
         return
     with observed_query(deps.metrics, "alert", _alert_name(alert)), delivering(taken):
@@ -104,18 +108,33 @@ def _alert_name(alert: Alert) -> str:
 def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> None:
     channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
     snapshot = deps.snapshot()
-    refusal = format_refusal(LOADING) if snapshot is None else window_refusal(_question(event))
-    if snapshot is None or refusal is not None:
-        _say(deps, client, refusal or format_refusal(LOADING), channel, thread, "mention")
+    if snapshot is None:
+        _say(deps, client, format_refusal(LOADING), channel, thread, "mention")
         return
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
+    _bundle, message = answer_question(deps, snapshot, _question(event), viewer)
+    _say(deps, client, message, channel, thread, "mention")  # outside the slot: a retry's wait holds no CPU
+
+
+def answer_question(
+    deps: BotDeps,
+    snapshot: Snapshot,
+    question: str,
+    viewer: Viewer,
+    *,
+    render: Callable[[AskAnswer, Snapshot], SlackMessage] = mention_message,
+) -> tuple[AskAnswer | None, SlackMessage]:
+    """A question in words (a mention, the assistant pane): a window out of range is told its range,
+    anything else answered through `answer_ask` and rendered in a work slot."""
+    refusal = window_refusal(question)
+    if refusal is not None:
+        return None, refusal
     bundle = answer_ask(
-        snapshot, _question(event), viewer, deps.clock(), deps.stale_policy, model_ports(deps), purpose="mention",
+        snapshot, question, viewer, deps.clock(), deps.stale_policy, model_ports(deps), purpose="mention",
         cpu=deps.work_slots, live=deps.live,
     )  # fmt: skip
     with deps.work_slots:
-        message = mention_message(bundle, snapshot)
-    _say(deps, client, message, channel, thread, "mention")  # outside the slot: a retry's wait holds no CPU
+        return bundle, render(bundle, snapshot)
 
 
 def alert_query(alert: Alert) -> AlertQuery:

@@ -103,6 +103,21 @@ def check_envelope(document: object) -> None:
         _texts(event, EVENT_TEXTS, "body.event")
         if not event.get("type"):
             raise Malformed("body.event.type: missing")
+        check_event(event)
+
+
+def check_event(event: Mapping[str, Any]) -> None:
+    """The fields the assistant pane reads, of the events that carry them."""
+    kind = event.get("type")
+    if kind in ("assistant_thread_started", "assistant_thread_context_changed"):
+        thread = _object(event.get("assistant_thread"), "body.event.assistant_thread")
+        _texts(thread, ("user_id", "channel_id", "thread_ts"), "body.event.assistant_thread")
+        for key in ("channel_id", "thread_ts"):
+            if not thread.get(key):
+                raise Malformed(f"body.event.assistant_thread.{key}: missing")
+        if thread.get("context") is not None:
+            context = _object(thread["context"], "body.event.assistant_thread.context")
+            _texts(context, ("channel_id", "team_id", "enterprise_id"), "body.event.assistant_thread.context")
 
 
 def check_interaction(document: object) -> None:

@@ -1,0 +1,107 @@
+"""Slack's newer surfaces through the running bot (`oncall-graph serve`, signed requests over HTTP, the
+fake Slack API recording every call): the assistant pane's prompts and answers, a pasted Backstage
+link's unfurl, App Home, and the "Blast radius" message shortcut. Every block posted is read back
+through slack_sdk's Block Kit models."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+from slack_sdk.models.blocks import Block
+
+from tests.e2e.conftest import ALERTS, Bot, new_trigger, write_sources
+from tests.e2e.test_slack_bot import pagerduty_alert, text_of
+from tests.fakes.slack_api import FakeSlack
+
+Json = dict[str, Any]
+BACKSTAGE = "https://backstage.example.com"
+DM = "D0ASSIST"
+DEPLOY_LINK = "<https://ci.example.com/r-8812|r-8812>"
+# People whose catalog users carry their Slack ids (Backstage's `slack.com/bot-notify`).
+PEOPLE = """
+---
+apiVersion: backstage.io/v1alpha1
+kind: User
+metadata: {name: dana, annotations: {slack.com/bot-notify: UDANA}}
+spec: {memberOf: [risk-team]}
+---
+apiVersion: backstage.io/v1alpha1
+kind: User
+metadata: {name: root, annotations: {slack.com/bot-notify: UADMIN}}
+spec: {memberOf: [secops]}
+"""
+
+
+def valid(blocks: list[Json]) -> None:
+    for block in blocks:
+        parsed = Block.parse(block)
+        assert parsed is not None, block
+        parsed.validate_json()
+
+
+def start(bot_factory: Callable[..., Bot], tmp_path: Path) -> Bot:
+    sources = write_sources(tmp_path / "sources", extra_catalog=PEOPLE)
+    return bot_factory(sources=sources)
+
+
+def thread_started(bot: Bot, thread_ts: str, came_from: str, *, event_id: str) -> httpx.Response:
+    thread = {"user_id": "UUSER", "channel_id": DM, "thread_ts": thread_ts,
+              "context": {"channel_id": came_from, "team_id": "T1"}}  # fmt: skip
+    return bot.event({"type": "assistant_thread_started", "assistant_thread": thread}, event_id=event_id)
+
+
+def shortcut(bot: Bot, message: Json, response_url: str, *, channel: str = ALERTS) -> httpx.Response:
+    payload = {
+        "type": "message_action", "callback_id": "blast_radius_message", "trigger_id": new_trigger(),
+        "team": {"id": "T1"}, "user": {"id": "UUSER"}, "channel": {"id": channel}, "message": message,
+        "message_ts": message["ts"], "response_url": response_url, "api_app_id": "AOG",
+    }  # fmt: skip
+    return bot.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+
+
+def test_an_assistant_thread_suggests_prompts_from_the_alert_channel_and_answers_in_its_thread(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    bot = start(bot_factory, tmp_path)
+    alert = pagerduty_alert(f"{time.time() - 600:.6f}")
+    fake_slack.history[ALERTS] = [alert]
+    assert thread_started(bot, "1800000000.000100", ALERTS, event_id="EvT1").status_code == 200
+    fake_slack.wait_for(lambda: fake_slack.posted("assistant.threads.setSuggestedPrompts"), timeout=20)
+    [prompted] = fake_slack.posted("assistant.threads.setSuggestedPrompts")
+    assert prompted["channel_id"] == DM and prompted["thread_ts"] == "1800000000.000100"
+    messages = [p["message"] for p in prompted["prompts"]]
+    assert messages[:2] == ["What breaks if payments goes down?", "What changed around payments in the last 6 h?"]
+
+    # From a channel with no alert: the most depended-on entities the person may see, and recent deploys.
+    thread_started(bot, "1800000000.000200", "COPS", event_id="EvT2")
+    fake_slack.wait_for(lambda: len(fake_slack.posted("assistant.threads.setSuggestedPrompts")) == 2, timeout=20)
+    elsewhere = fake_slack.posted("assistant.threads.setSuggestedPrompts")[1]
+    asked = [p["message"] for p in elsewhere["prompts"]]
+    assert asked[-1] == "What was deployed in the last hour?" and len(asked) <= 4
+    assert any(a.startswith("What breaks if ") for a in asked)
+    assert all("vault-proxy" not in a for a in asked)
+
+    question = {"type": "message", "channel": DM, "channel_type": "im", "user": "UUSER",
+                "text": "what breaks if redis goes down?", "ts": "1800000000.000300",
+                "thread_ts": "1800000000.000100"}  # fmt: skip
+    assert bot.event(question, event_id="EvQ1").status_code == 200
+    fake_slack.wait_for(lambda: fake_slack.posted("assistant.threads.setTitle"), timeout=20)
+    bot.event(question, event_id="EvQ1", **{"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
+    time.sleep(1)
+    [answer] = [m for m in fake_slack.posted("chat.postMessage") if m["channel"] == DM]
+    assert answer["thread_ts"] == "1800000000.000100"
+    valid(answer["blocks"])
+    shown = text_of(answer)
+    assert "secrets-ui" in shown and "vault-proxy" not in shown  # the asking person's visibility
+    [status] = fake_slack.posted("assistant.threads.setStatus")
+    assert status["status"] == "walking the graph…" and status["thread_ts"] == "1800000000.000100"
+    [title] = fake_slack.posted("assistant.threads.setTitle")
+    assert title["title"] == "redis" and title["channel_id"] == DM
+    calls = fake_slack.calls()
+    assert calls.index("assistant.threads.setStatus") < calls.index("chat.postMessage")
