@@ -107,7 +107,7 @@ def check_envelope(document: object) -> None:
 
 
 def check_event(event: Mapping[str, Any]) -> None:
-    """The fields the assistant pane reads, of the events that carry them."""
+    """The fields the assistant pane and unfurls read, of the events that carry them."""
     kind = event.get("type")
     if kind in ("assistant_thread_started", "assistant_thread_context_changed"):
         thread = _object(event.get("assistant_thread"), "body.event.assistant_thread")
@@ -118,6 +118,13 @@ def check_event(event: Mapping[str, Any]) -> None:
         if thread.get("context") is not None:
             context = _object(thread["context"], "body.event.assistant_thread.context")
             _texts(context, ("channel_id", "team_id", "enterprise_id"), "body.event.assistant_thread.context")
+    elif kind == "link_shared":
+        _texts(event, ("message_ts", "unfurl_id", "source"), "body.event")
+        links = event.get("links")
+        if not isinstance(links, list):
+            raise Malformed("body.event.links: expected a list of links")
+        for number, link in enumerate(links):
+            _texts(_object(link, f"body.event.links[{number}]"), ("url", "domain"), f"body.event.links[{number}]")
 
 
 def check_interaction(document: object) -> None:

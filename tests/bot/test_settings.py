@@ -49,3 +49,14 @@ def test_manifest_commands_match_the_registered_handlers() -> None:
     registered = set(re.findall(r'app\.command\("(/[a-z-]+)"\)', (ROOT / "bot" / "slack" / "commands.py").read_text()))
     assert declared == registered == {"/blast-radius", "/suspects", "/graph-lag"}
     assert {"app_mention", "message.channels"} <= set(manifest["settings"]["event_subscriptions"]["bot_events"])
+
+
+def test_a_backstage_url_that_is_no_web_address_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ONCALL_GRAPH_BACKSTAGE_URL", "backstage.example.com")
+    with pytest.raises(ValueError, match="ONCALL_GRAPH_BACKSTAGE_URL"):
+        Settings()
+    monkeypatch.setenv("ONCALL_GRAPH_BACKSTAGE_URL", " https://backstage.example.com/ ")
+    assert Settings().backstage_url == "https://backstage.example.com"

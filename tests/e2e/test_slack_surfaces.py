@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 import httpx
 from slack_sdk.models.blocks import Block
 
-from tests.e2e.conftest import ALERTS, Bot, new_trigger, write_sources
+from tests.e2e.conftest import ADMIN, ALERTS, Bot, new_trigger, write_sources
 from tests.e2e.test_slack_bot import pagerduty_alert, text_of
 from tests.fakes.slack_api import FakeSlack
 
@@ -47,7 +47,7 @@ def valid(blocks: list[Json]) -> None:
 
 def start(bot_factory: Callable[..., Bot], tmp_path: Path) -> Bot:
     sources = write_sources(tmp_path / "sources", extra_catalog=PEOPLE)
-    return bot_factory(sources=sources)
+    return bot_factory(sources=sources, ONCALL_GRAPH_BACKSTAGE_URL=BACKSTAGE)
 
 
 def thread_started(bot: Bot, thread_ts: str, came_from: str, *, event_id: str) -> httpx.Response:
@@ -105,3 +105,38 @@ def test_an_assistant_thread_suggests_prompts_from_the_alert_channel_and_answers
     assert title["title"] == "redis" and title["channel_id"] == DM
     calls = fake_slack.calls()
     assert calls.index("assistant.threads.setStatus") < calls.index("chat.postMessage")
+
+
+def test_a_backstage_link_unfurls_as_the_channel_may_see_it_never_the_poster(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    bot = start(bot_factory, tmp_path)
+    antifraud = f"{BACKSTAGE}/catalog/default/component/antifraud"
+    hidden = f"{BACKSTAGE}/catalog/default/component/vault-proxy/dependencies"
+    elsewhere = "https://example.org/catalog/default/component/antifraud"
+
+    def shared(channel: str, ts: str, *urls: str) -> Json:
+        links = [{"url": url, "domain": "backstage.example.com"} for url in urls]
+        # The poster (UADMIN) could see vault-proxy nowhere either; the channel decides.
+        return {"type": "link_shared", "channel": channel, "user": ADMIN, "message_ts": ts, "links": links}
+
+    assert bot.event(shared("COPS", "1800000001.000100", hidden), event_id="EvL1").status_code == 200
+    bot.event(shared("COPS", "1800000001.000200", antifraud, hidden, elsewhere), event_id="EvL2")
+    fake_slack.wait_for(lambda: fake_slack.posted("chat.unfurl"), timeout=20)
+    time.sleep(1)
+    [unfurl] = fake_slack.posted("chat.unfurl")
+    assert unfurl["channel"] == "COPS" and unfurl["ts"] == "1800000001.000200"
+    assert list(unfurl["unfurls"]) == [antifraud]
+    blocks = unfurl["unfurls"][antifraud]["blocks"]
+    valid(blocks)
+    line = text_of({"blocks": blocks})
+    assert "*antifraud* (component) · if it goes down: " in line and "payments" in line
+    assert "owners: risk-team" in line and f"last deploy: {DEPLOY_LINK} (ci.example.com) v2.3.1" in line
+    assert "vault" not in json.dumps(unfurl)
+
+    bot.event(shared("CSECURITY", "1800000001.000300", hidden), event_id="EvL3")
+    fake_slack.wait_for(lambda: len(fake_slack.posted("chat.unfurl")) == 2, timeout=20)
+    allowed = fake_slack.posted("chat.unfurl")[1]
+    assert list(allowed["unfurls"]) == [hidden]
+    assert "*vault-proxy* (component)" in text_of({"blocks": allowed["unfurls"][hidden]["blocks"]})
+    assert "owners: secops" in text_of({"blocks": allowed["unfurls"][hidden]["blocks"]})

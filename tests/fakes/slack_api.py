@@ -6,8 +6,9 @@ records every request (with the moment it arrived), serves the upload URLs of `f
 the `response_url`s of slash commands, checks and records the assistant pane's methods
 (`assistant.threads.setSuggestedPrompts`, `setStatus`, `setTitle`), `chat.unfurl` and `views.publish`,
 returns what a test put in `history` from `conversations.history`, and wakes `wait_for` on each
-request so tests never sleep or poll. `fail_next` makes the next request for a name fail as Slack or a network can: `ok: false` with
-an error, an HTTP status (with Retry-After), or a connection reset before any answer.
+request so tests never sleep or poll. `fail_next` makes the next request for a name fail as Slack or
+a network can: `ok: false` with an error, an HTTP status (with Retry-After), or a connection reset
+before any answer.
 """
 
 from __future__ import annotations
