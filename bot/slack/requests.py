@@ -107,7 +107,7 @@ def check_envelope(document: object) -> None:
 
 
 def check_event(event: Mapping[str, Any]) -> None:
-    """The fields the assistant pane and unfurls read, of the events that carry them."""
+    """The fields the assistant pane, unfurls and App Home read, of the events that carry them."""
     kind = event.get("type")
     if kind in ("assistant_thread_started", "assistant_thread_context_changed"):
         thread = _object(event.get("assistant_thread"), "body.event.assistant_thread")
@@ -125,6 +125,8 @@ def check_event(event: Mapping[str, Any]) -> None:
             raise Malformed("body.event.links: expected a list of links")
         for number, link in enumerate(links):
             _texts(_object(link, f"body.event.links[{number}]"), ("url", "domain"), f"body.event.links[{number}]")
+    elif kind == "app_home_opened":
+        _texts(event, ("tab",), "body.event")
 
 
 def check_interaction(document: object) -> None:

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 
 import httpx
 from slack_sdk.models.blocks import Block
+from slack_sdk.models.views import View
 
 from tests.e2e.conftest import ADMIN, ALERTS, Bot, new_trigger, write_sources
 from tests.e2e.test_slack_bot import pagerduty_alert, text_of
@@ -140,3 +141,28 @@ def test_a_backstage_link_unfurls_as_the_channel_may_see_it_never_the_poster(
     assert list(allowed["unfurls"]) == [hidden]
     assert "*vault-proxy* (component)" in text_of({"blocks": allowed["unfurls"][hidden]["blocks"]})
     assert "owners: secops" in text_of({"blocks": allowed["unfurls"][hidden]["blocks"]})
+
+
+def test_app_home_shows_what_the_persons_teams_own_and_admins_the_sources(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    bot = start(bot_factory, tmp_path)
+    for number, user in enumerate(("UDANA", ADMIN, "UNOBODY")):
+        event = {"type": "app_home_opened", "user": user, "channel": f"D{user}", "tab": "home"}
+        assert bot.event(event, event_id=f"EvH{number}").status_code == 200
+    bot.event({"type": "app_home_opened", "user": "UDANA", "channel": "DUDANA", "tab": "messages"}, event_id="EvH9")
+    fake_slack.wait_for(lambda: len(fake_slack.posted("views.publish")) == 3, timeout=20)
+    time.sleep(1)
+    views = {p["user_id"]: p["view"] for p in fake_slack.posted("views.publish")}
+    assert set(views) == {"UDANA", ADMIN, "UNOBODY"}
+    for view in views.values():
+        View(**view).validate_json()
+        valid(view["blocks"])
+    dana = text_of(views["UDANA"])
+    assert "*Owned by dana, risk-team* (2 entities)" in dana and "*antifraud* (component)" in dana
+    assert f"last deploy: {DEPLOY_LINK}" in dana and "graph " in dana and "Graph lag" not in dana
+    admin = text_of(views[ADMIN])
+    # secops owns only vault-proxy, which no channel or user the home tab has may see: not even counted.
+    assert "own nothing in the graph you may see" in admin and "vault-proxy" not in admin
+    assert "Graph lag" in admin and "Coverage" in admin and "catalog" in admin
+    assert "does not know your teams" in text_of(views["UNOBODY"])
