@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.slack import assistant, commands, events, home, review_actions, unfurls
+from bot.slack import assistant, commands, events, home, review_actions, shortcuts, unfurls
 from bot.slack.deps import BotDeps
 
 # Each answer holds a listener thread while it walks and posts, and a command is only acked once
@@ -34,5 +34,6 @@ def build_app(deps: BotDeps, *, client: WebClient, signing_secret: str) -> App:
     events.register(app, deps)
     unfurls.register(app, deps)
     home.register(app, deps)
+    shortcuts.register(app, deps)
     review_actions.register(app, deps)
     return app

@@ -138,6 +138,9 @@ def check_interaction(document: object) -> None:
     for key in ("user", "channel", "team", "container", "message"):
         if payload.get(key) is not None:
             _texts(_object(payload[key], f"payload.{key}"), ("id", "name", "ts"), f"payload.{key}")
+    if payload["type"] == "message_action":
+        _texts(payload, ("callback_id",), "payload")
+        _texts(_object(payload.get("message"), "payload.message"), ("text", "thread_ts"), "payload.message")
     if payload["type"] != "block_actions":
         return
     actions = payload.get("actions")

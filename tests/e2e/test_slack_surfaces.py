@@ -166,3 +166,61 @@ def test_app_home_shows_what_the_persons_teams_own_and_admins_the_sources(
     assert "own nothing in the graph you may see" in admin and "vault-proxy" not in admin
     assert "Graph lag" in admin and "Coverage" in admin and "catalog" in admin
     assert "does not know your teams" in text_of(views["UNOBODY"])
+
+
+def test_the_blast_radius_shortcut_on_an_alert_answers_in_its_thread(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    bot = start(bot_factory, tmp_path)
+    alert = pagerduty_alert("1800000002.000100")
+    assert shortcut(bot, alert, fake_slack.response_url("s1")).status_code == 200
+    fake_slack.wait_for(lambda: fake_slack.posted("chat.postMessage"), timeout=20)
+    [reply] = fake_slack.posted("chat.postMessage")
+    assert reply["channel"] == ALERTS and reply["thread_ts"] == "1800000002.000100"
+    valid(reply["blocks"])
+    assert "If payments goes down" in text_of(reply)
+
+    chatter = {"type": "message", "ts": "1800000002.000200", "user": "UX", "text": "lunch anyone?"}
+    shortcut(bot, chatter, fake_slack.response_url("s2"), channel="COPS")
+    fake_slack.wait_for(lambda: fake_slack.responses("s2"), timeout=20)
+    [told] = fake_slack.responses("s2")
+    assert told["response_type"] == "ephemeral" and "found no entity" in text_of(told)
+    valid(told["blocks"])
+    assert len(fake_slack.posted("chat.postMessage")) == 1
+
+
+def test_malformed_surface_payloads_get_a_400_naming_the_field_never_a_500(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    bot = start(bot_factory, tmp_path)
+    broken = {
+        "body.event.assistant_thread": {"type": "assistant_thread_started", "assistant_thread": "D1"},
+        "body.event.assistant_thread.thread_ts": {"type": "assistant_thread_started",
+                                                  "assistant_thread": {"channel_id": DM}},
+        "body.event.assistant_thread.context": {"type": "assistant_thread_context_changed",
+                                                "assistant_thread": {"channel_id": DM, "thread_ts": "1.2",
+                                                                     "context": ["C1"]}},
+        "body.event.links": {"type": "link_shared", "channel": "COPS", "message_ts": "1.2", "links": "x"},
+        "body.event.links[0].url": {"type": "link_shared", "channel": "COPS", "message_ts": "1.2",
+                                    "links": [{"url": 7}]},
+        "body.event.tab": {"type": "app_home_opened", "user": "UDANA", "tab": ["home"]},
+    }  # fmt: skip
+    for number, (field, event) in enumerate(broken.items()):
+        answer = bot.event(event, event_id=f"EvBad{number}")
+        assert answer.status_code == 400 and field in answer.json()["error"], (field, answer.text)
+    payload = {"type": "message_action", "callback_id": "blast_radius_message", "user": {"id": "UUSER"},
+               "channel": {"id": "COPS"}, "message": "hello", "trigger_id": new_trigger()}  # fmt: skip
+    answer = bot.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+    assert answer.status_code == 400 and "payload.message" in answer.json()["error"]
+    # Well-formed but odd: a link_shared with no links of ours, a shortcut with no response_url, a DM
+    # message outside any thread: acked, nothing posted, nothing raised.
+    odd = {"type": "link_shared", "channel": "COPS", "message_ts": "1.2", "links": [{"url": "mailto:x@y"}]}
+    assert bot.event(odd, event_id="EvOdd1").status_code == 200
+    plain_dm = {"type": "message", "channel": DM, "channel_type": "im", "user": "UUSER", "text": "hi", "ts": "1.3"}
+    assert bot.event(plain_dm, event_id="EvOdd2").status_code == 200
+    payload["message"] = {"ts": "1.4", "text": "redis"}  # and no response_url
+    assert bot.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded").status_code == 200
+    fake_slack.wait_for(lambda: fake_slack.posted("chat.postMessage"), timeout=20)
+    time.sleep(0.5)
+    assert "Traceback" not in bot.output()
+    assert not fake_slack.posted("chat.unfurl") and len(fake_slack.posted("chat.postMessage")) == 1
