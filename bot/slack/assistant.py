@@ -20,7 +20,7 @@ from slack_bolt import App, Assistant
 from slack_sdk import WebClient
 
 from bot.query.bundle import AskAnswer
-from bot.slack.alert_message import is_alert, parse_alert
+from bot.slack.alert_message import incident_key, is_alert, parse_alert
 from bot.slack.blocks.messages import SlackMessage, format_refusal
 from bot.slack.claims import delivering
 from bot.slack.delivery import say_in_thread
@@ -96,27 +96,38 @@ def _prompts(deps: BotDeps, client: WebClient, viewer: Viewer, came_from: str) -
     snapshot = deps.snapshot()
     if snapshot is None:
         return (Prompt("What was deployed in the last hour?", "What was deployed in the last hour?"),)
+    messages = _recent_messages(deps, client, came_from)  # the network's wait holds no work slot
     with deps.work_slots:
-        alerted = _recent_alert(deps, client, snapshot, viewer, came_from)
+        alerted = _alerted(deps, snapshot, viewer, messages)
         return alert_prompts(short_name(alerted)) if alerted else graph_prompts(snapshot, viewer)
 
 
-def _recent_alert(deps: BotDeps, client: WebClient, snapshot: Snapshot, viewer: Viewer, channel: str) -> str | None:
-    """The entity the newest unresolved alert of the last ALERT_WINDOW in a watched `channel` names
-    (as the person may see it), or None."""
+def _recent_messages(deps: BotDeps, client: WebClient, channel: str) -> list[Any]:
+    """The last ALERT_WINDOW of a watched `channel`, newest first; none from any other channel."""
     if channel not in deps.watch_channels:
-        return None
+        return []
     oldest = f"{(deps.clock() - ALERT_WINDOW).timestamp():.6f}"
     try:
         reply = deps.poster(lambda: client.conversations_history(channel=channel, oldest=oldest, limit=HISTORY_LIMIT),
                             what="assistant")  # fmt: skip
     except PostFailed:
-        return None  # already logged: the prompts fall back to the graph's own
-    for message in reply.get("messages") or []:
+        return []  # already logged: the prompts fall back to the graph's own
+    messages = reply.get("messages")
+    return messages if isinstance(messages, list) else []
+
+
+def _alerted(deps: BotDeps, snapshot: Snapshot, viewer: Viewer, messages: list[Any]) -> str | None:
+    """The entity the newest alert among `messages` (newest first) names, as the person may see it, or
+    None; an incident resolved by a newer message is over, whatever its older messages said."""
+    resolved: set[str] = set()
+    for message in messages:
         if not isinstance(message, dict) or not is_alert(message, alert_bots=deps.alert_bots):
             continue
         alert = parse_alert(message)
-        if alert is None or alert.status == "resolved":
+        if alert is None:
+            continue
+        if alert.status == "resolved" or incident_key(alert) in resolved:
+            resolved.add(incident_key(alert))
             continue
         found = resolve_first(snapshot, [alert.service_id, alert.service_name], viewer, fallback=alert.title).entity
         if found:

@@ -51,10 +51,12 @@ def start(bot_factory: Callable[..., Bot], tmp_path: Path) -> Bot:
     return bot_factory(sources=sources, ONCALL_GRAPH_BACKSTAGE_URL=BACKSTAGE)
 
 
-def thread_started(bot: Bot, thread_ts: str, came_from: str, *, event_id: str) -> httpx.Response:
+def thread_started(
+    bot: Bot, thread_ts: str, came_from: str, *, event_id: str, kind: str = "assistant_thread_started"
+) -> httpx.Response:
     thread = {"user_id": "UUSER", "channel_id": DM, "thread_ts": thread_ts,
               "context": {"channel_id": came_from, "team_id": "T1"}}  # fmt: skip
-    return bot.event({"type": "assistant_thread_started", "assistant_thread": thread}, event_id=event_id)
+    return bot.event({"type": kind, "assistant_thread": thread}, event_id=event_id)
 
 
 def shortcut(bot: Bot, message: Json, response_url: str, *, channel: str = ALERTS) -> httpx.Response:
@@ -87,6 +89,12 @@ def test_an_assistant_thread_suggests_prompts_from_the_alert_channel_and_answers
     assert asked[-1] == "What was deployed in the last hour?" and len(asked) <= 4
     assert any(a.startswith("What breaks if ") for a in asked)
     assert all("vault-proxy" not in a for a in asked)
+    # The person moves beside the alert channel, whose alert is resolved by now: the graph's prompts again.
+    fake_slack.history[ALERTS] = [pagerduty_alert(f"{time.time() - 60:.6f}", status="Resolved"), alert]
+    thread_started(bot, "1800000000.000200", ALERTS, event_id="EvT3", kind="assistant_thread_context_changed")
+    fake_slack.wait_for(lambda: len(fake_slack.posted("assistant.threads.setSuggestedPrompts")) == 3, timeout=20)
+    moved = fake_slack.posted("assistant.threads.setSuggestedPrompts")[2]
+    assert moved["thread_ts"] == "1800000000.000200" and moved["prompts"] == elsewhere["prompts"]
 
     question = {"type": "message", "channel": DM, "channel_type": "im", "user": "UUSER",
                 "text": "what breaks if redis goes down?", "ts": "1800000000.000300",
