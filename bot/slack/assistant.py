@@ -21,6 +21,7 @@ from slack_sdk import WebClient
 
 from bot.query.bundle import AskAnswer
 from bot.slack.alert_message import incident_key, is_alert, parse_alert
+from bot.slack.blocks.kit import file_title
 from bot.slack.blocks.messages import SlackMessage, format_refusal
 from bot.slack.claims import delivering
 from bot.slack.delivery import say_in_thread
@@ -78,7 +79,7 @@ def on_user_message(body: dict[str, Any], event: dict[str, Any], client: WebClie
         bundle, message = answer_question(deps, snapshot, question, viewer, render=RENDERERS["ask"])
         _say(deps, client, message, channel, thread_ts)
         if bundle is not None and bundle.answer.entities:
-            title = short_name(bundle.answer.entities[0])[:TITLE_CHARS]
+            title = file_title(short_name(bundle.answer.entities[0]), TITLE_CHARS)  # no formatting documented
             _cosmetic(deps, lambda: client.assistant_threads_setTitle(**thread, title=title))
 
 

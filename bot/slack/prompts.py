@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.slack.blocks.kit import file_title
 from graph.exposure.visibility import Viewer, can_see
 from graph.naming.refs import short_name
 from graph.questions.rollups import ranking
@@ -15,6 +16,7 @@ from graph.snapshot import Snapshot
 
 MAX_PROMPTS = 4
 TITLE_CHARS = 75  # a prompt's title is a button's label
+MESSAGE_CHARS = 300
 TOP_ENTITIES = 2  # the most depended-on entities offered when no alert says where to look
 PROMPTS_TITLE = "Ask about the dependency graph"
 RECENT_DEPLOYS = "What was deployed in the last hour?"
@@ -30,8 +32,9 @@ class Prompt:
 
 
 def prompt(question: str) -> Prompt:
-    title = question if len(question) <= TITLE_CHARS else question[: TITLE_CHARS - 1] + "…"
-    return Prompt(title, question)
+    """Slack documents no formatting for a prompt, and its message is sent as the person's own: it
+    carries entity names from the sources, so nothing in it may read as a control sequence."""
+    return Prompt(file_title(question, TITLE_CHARS), file_title(question, MESSAGE_CHARS))
 
 
 def alert_prompts(service: str) -> tuple[Prompt, ...]:

@@ -103,6 +103,8 @@ def test_prompts_name_the_alerted_service_or_the_most_depended_on_the_person_may
     assert len(outsider) <= MAX_PROMPTS and all(len(p.title) <= 75 for p in outsider)
     long = alert_prompts("x" * 200)[0]
     assert len(long.title) == 75 and long.message.startswith("What breaks if xxx")
+    odd = alert_prompts("<!channel> a\u202eb")[0]  # a name from a source: never a ping, never reordered
+    assert odd.message == "What breaks if \u2039!channel\u203a a\ufffdb goes down?" and "<" not in odd.title
 
 
 def test_a_glance_leaves_out_what_the_viewer_may_not_see_and_escapes_what_it_shows() -> None:
