@@ -165,6 +165,7 @@ def build_deps(
         explainer=ports[0] if ports else None,
         reader=ports[1] if ports else None,
         live=live,
+        backstage_url=settings.backstage_url,
     )
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
-from pydantic import Field, create_model
+from pydantic import Field, create_model, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from graph.health.freshness import StalePolicy
@@ -76,6 +77,8 @@ class Settings(_SourceSettings):
     alert_channel: str = Field("", validation_alias="ONCALL_GRAPH_ALERT_CHANNEL")
     watch_channels: str = Field("", validation_alias="ONCALL_GRAPH_WATCH_CHANNELS")
     alert_bots: str = Field("PagerDuty", validation_alias="ONCALL_GRAPH_ALERT_BOTS")
+    # The Backstage base URL: links to its entity pages (`/catalog/<namespace>/<kind>/<name>`) are unfurled.
+    backstage_url: str = Field("", validation_alias="ONCALL_GRAPH_BACKSTAGE_URL")
     port: int = Field(3000, validation_alias="PORT")
     # Unset: /metrics on PORT with everything else. Set: /metrics only there, and PORT no longer serves it.
     metrics_port: int | None = Field(None, ge=0, le=65535, validation_alias="ONCALL_GRAPH_METRICS_PORT")
@@ -101,6 +104,16 @@ class Settings(_SourceSettings):
     anthropic_timeout: float = Field(8.0, gt=0, validation_alias="ANTHROPIC_TIMEOUT")
     anthropic_max_context_tokens: int = Field(4000, ge=200, validation_alias="ANTHROPIC_MAX_CONTEXT_TOKENS")
     anthropic_max_tokens: int = Field(800, ge=16, validation_alias="ANTHROPIC_MAX_TOKENS")
+
+    @field_validator("backstage_url")
+    @classmethod
+    def _backstage_base(cls, value: str) -> str:
+        """An http(s) URL with a host, or nothing: any other value would unfurl no link, silently."""
+        value = value.strip()
+        parts = urlsplit(value)
+        if value and (parts.scheme.lower() not in ("http", "https") or not parts.hostname):
+            raise ValueError(f"expected the Backstage base URL, like https://backstage.example.com, got {value!r}")
+        return value.rstrip("/")
 
     def sources(self, dest: str) -> tuple[str, ...]:
         """The locations set for the source kind whose `dest` this is (`docs`, `untrusted_docs`)."""

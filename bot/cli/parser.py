@@ -10,6 +10,7 @@ from bot.query.durations import parse_instant, parse_window
 from bot.query.kinds import (
     ALERT,
     BLAST,
+    GLANCE,
     LAG,
     NAME,
     QUESTION,
@@ -70,8 +71,9 @@ _OPTIONS: dict[str, dict[str, Any]] = {
         "help": f"at most N of each list, the busiest first (default {DRIFT_LIMIT}; 0: all)",
     },
 }
-# Asked only by an alert (a watched channel, a PagerDuty webhook): the command line asks `suspects`.
-NOT_COMMANDS = frozenset({ALERT})
+# Asked only by Slack: an alert (a watched channel, a PagerDuty webhook; the command line asks `suspects`)
+# and a glance (an unfurl, App Home; the command line asks `blast-radius`).
+NOT_COMMANDS = frozenset({ALERT, GLANCE})
 
 
 def add_question(commands: Any, kind: QuestionKind) -> argparse.ArgumentParser:

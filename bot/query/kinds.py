@@ -37,6 +37,7 @@ from bot.query.bundle import (
     SuspectsAnswer,
     SuspectsQuery,
 )
+from bot.query.glance import GlanceAnswer, answer_glance
 from bot.query.live import LiveSource
 from bot.query.lookup import DRIFT_LIMIT, answer_drift, answer_lint, answer_path, answer_resolve
 from bot.query.model_phrasing import ModelPorts
@@ -45,11 +46,13 @@ from graph.health.freshness import LagReport, StalePolicy
 from graph.snapshot import Snapshot
 
 BLAST, SUSPECTS, PATH, RESOLVE, ASK = "blast-radius", "suspects", "path", "resolve", "ask"
-LINT, DRIFT, LAG, ALERT = "lint", "drift", "lag", "alert"
+LINT, DRIFT, LAG, ALERT, GLANCE = "lint", "drift", "lag", "alert", "glance"
 
 # What a kind is asked about: one name, two names (from, to), a free-text question, nothing (the whole
-# graph or its sources), or an alert (a service's PagerDuty id, name and title).
+# graph or its sources), an alert (a service's PagerDuty id, name and title), or entities already
+# resolved (a pasted entity page's, a team's).
 NAME, TWO_NAMES, QUESTION, NOTHING, AN_ALERT = "name", "two names", "question", "nothing", "alert"
+ENTITIES = "entities"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +75,7 @@ class Question:
     depth: int | None = None  # None: the kind's default (no limit for a blast radius)
     limit: int | None = None
     alert: AlertQuery | None = None  # AN_ALERT
+    refs: tuple[str, ...] = ()  # ENTITIES
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +104,7 @@ class Ground:
 class QuestionKind:
     name: str  # the command (`oncall-graph NAME`, `/NAME`), and the MCP tool with `_` for `-`
     help: str  # what it answers: the command line's `--help` line
-    subject: str  # NAME, TWO_NAMES, QUESTION, NOTHING or AN_ALERT
+    subject: str  # NAME, TWO_NAMES, QUESTION, NOTHING, AN_ALERT or ENTITIES
     answer: Callable[[Question, Ground], Any]  # its bundle (`bot/query/bundle.py`)
     options: tuple[Option, ...] = ()
     live: bool = False  # looks at the present (what is failing now) when a live port is wired
@@ -158,6 +162,10 @@ def _alert(question: Question, ground: Ground) -> AlertAnswer:
     return answer_alert(g.graph, question.alert, g.viewer, g.wall, g.policy, g.model, cpu=g.cpu, live=g.live)
 
 
+def _glance(question: Question, ground: Ground) -> GlanceAnswer:
+    return answer_glance(ground.graph, question.refs, ground.viewer, ground.wall, ground.policy, cpu=ground.cpu)
+
+
 QUESTION_KINDS: tuple[QuestionKind, ...] = (
     QuestionKind(BLAST, "what breaks if NAME goes down", NAME, _blast, (Option("depth"),), live=True),
     QuestionKind(
@@ -183,6 +191,8 @@ QUESTION_KINDS: tuple[QuestionKind, ...] = (
     # Asked by an alert in a watched channel or a PagerDuty webhook, never typed: the command line asks
     # `suspects` (and `blast-radius`) for the service instead.
     QuestionKind(ALERT, "the suspects and blast radius of an alert", AN_ALERT, _alert, live=True),
+    # Asked by a pasted entity page (an unfurl) and App Home, never typed: `blast-radius` is the typed form.
+    QuestionKind(GLANCE, "what breaks if each entity goes down, its owners, its last deploy", ENTITIES, _glance),
 )
 _BY_NAME = {kind.name: kind for kind in QUESTION_KINDS}
 

@@ -93,8 +93,8 @@ def command_question(args: argparse.Namespace) -> Question:
     """The question a parsed command line asks (`bot/cli/parser.py` builds its commands from the kinds)."""
     kind = question_kind(args.command)
     name, other = (args.src, args.dst) if kind.subject == TWO_NAMES else (getattr(args, "name", ""), "")
-    given = {option: getattr(args, option, None) for option in ("since", "depth", "limit")}
-    return Question(kind.name, name, other, getattr(args, "question", ""), **given)
+    since, depth, limit = (getattr(args, option, None) for option in ("since", "depth", "limit"))
+    return Question(kind.name, name, other, getattr(args, "question", ""), since=since, depth=depth, limit=limit)
 
 
 def resolve_reply(bundle: ResolveAnswer) -> Reply:

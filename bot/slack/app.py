@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.slack import commands, events, review_actions
+from bot.slack import assistant, commands, events, home, review_actions, shortcuts, unfurls
 from bot.slack.deps import BotDeps
 
 # Each answer holds a listener thread while it walks and posts, and a command is only acked once
@@ -30,6 +30,10 @@ def build_app(deps: BotDeps, *, client: WebClient, signing_secret: str) -> App:
         listener_executor=ThreadPoolExecutor(max_workers=LISTENER_THREADS, thread_name_prefix="slack-listener"),
     )
     commands.register(app, deps)
+    assistant.register(app, deps)  # middleware: before the catch-all message listener sees a DM
     events.register(app, deps)
+    unfurls.register(app, deps)
+    home.register(app, deps)
+    shortcuts.register(app, deps)
     review_actions.register(app, deps)
     return app

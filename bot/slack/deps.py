@@ -45,3 +45,5 @@ class BotDeps:
     poster: Poster = field(default_factory=Poster)  # every post of an answer, retried until it arrives
     # What is failing now (the service graph's last minutes, open PagerDuty incidents); None: no live part.
     live: LiveSource | None = None
+    # ONCALL_GRAPH_BACKSTAGE_URL: links to its entity pages are unfurled; "": none are.
+    backstage_url: str = ""

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.query.bundle import AlertQuery
+from bot.query.bundle import AlertQuery, AskAnswer
 from bot.query.kinds import ALERT, ASK, Question, answer
 from bot.slack.alert_message import Alert, incident_key, is_alert, parse_alert
 from bot.slack.blocks.messages import SlackMessage, format_refusal
@@ -26,6 +27,7 @@ from bot.slack.deps import BotDeps
 from bot.slack.replies import LOADING, THREAD_REPLIES, ground, window_refusal
 from bot.telemetry.instrument import observed_query
 from graph.exposure.visibility import Viewer
+from graph.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 _MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
@@ -36,13 +38,15 @@ UNREADABLE_ALERT = (
 )
 
 
-def _claimed(deps: BotDeps, body: dict[str, Any], event: dict[str, Any], kind: str, incident: str = "") -> Taken | None:
-    """The claim when this replica is the one to answer; repeats, twins and other alerts of the same
-    incident are counted (by the key refused) and dropped."""
+def claim_event(
+    deps: BotDeps, body: dict[str, Any], event: dict[str, Any], kind: str, incident: str = "", *, twin: bool = True
+) -> Taken | None:
+    """The claim when this replica is the one to answer; repeats, twins (`twin`: the event is about a
+    message) and other alerts of the same incident are counted (by the key refused) and dropped."""
     event_id = str(body.get("event_id") or "")
     keys = {
         "retry": f"event:{event_id}" if event_id else "",
-        "twin": f"reply:{event.get('channel')}:{event.get('ts')}",
+        "twin": f"reply:{event.get('channel')}:{event.get('ts')}" if twin else "",
         "incident": f"incident:{incident}" if incident else "",
     }
     taken, refused = take_all(deps.claims, [key for key in keys.values() if key])
@@ -55,7 +59,7 @@ def _claimed(deps: BotDeps, body: dict[str, Any], event: dict[str, Any], kind: s
 
 def on_app_mention(body: dict[str, Any], event: dict[str, Any], client: WebClient, deps: BotDeps) -> None:
     """A question in an @mention, answered in its thread."""
-    taken = _claimed(deps, body, event, "mention")
+    taken = claim_event(deps, body, event, "mention")
     if taken is None:
         return
     # The graph's parts take a work slot each; the model's network waits and the post take none.
@@ -74,12 +78,12 @@ def on_message(body: dict[str, Any], event: dict[str, Any], client: WebClient, d
     channel, ts = str(event.get("channel")), str(event.get("ts"))
     if alert is None or not alert_query(alert).name:
         # Someone waits on this alert: say it could not be read rather than nothing.
-        taken = _claimed(deps, body, event, "alert", f"{channel}:{ts}")
+        taken = claim_event(deps, body, event, "alert", f"{channel}:{ts}")
         if taken is not None:
             with delivering(taken):
                 _say(deps, client, format_refusal(UNREADABLE_ALERT), channel, ts, "alert")
         return
-    taken = _claimed(deps, body, event, "alert", incident_key(alert))
+    taken = claim_event(deps, body, event, "alert", incident_key(alert))
     if taken is None:
         return
     with observed_query(deps.metrics, "alert", _alert_name(alert)), delivering(taken):
@@ -103,15 +107,30 @@ def _alert_name(alert: Alert) -> str:
 def _answer_mention(deps: BotDeps, event: dict[str, Any], client: WebClient) -> None:
     channel, thread = str(event.get("channel", "")), str(event.get("thread_ts") or event.get("ts", ""))
     snapshot = deps.snapshot()
-    refusal = format_refusal(LOADING) if snapshot is None else window_refusal(_question(event))
-    if snapshot is None or refusal is not None:
-        _say(deps, client, refusal or format_refusal(LOADING), channel, thread, "mention")
+    if snapshot is None:
+        _say(deps, client, format_refusal(LOADING), channel, thread, "mention")
         return
     viewer = Viewer(channel=channel, user=str(event.get("user", "")))
-    bundle = answer(Question(ASK, text=_question(event)), ground(deps, snapshot, viewer, purpose="mention"))
-    with deps.work_slots:
-        message = THREAD_REPLIES[ASK](deps, bundle, snapshot)
+    _bundle, message = answer_question(deps, snapshot, _question(event), viewer)
     _say(deps, client, message, channel, thread, "mention")  # outside the slot: a retry's wait holds no CPU
+
+
+def answer_question(
+    deps: BotDeps,
+    snapshot: Snapshot,
+    question: str,
+    viewer: Viewer,
+    *,
+    render: Callable[[AskAnswer, Snapshot], SlackMessage] | None = None,
+) -> tuple[AskAnswer | None, SlackMessage]:
+    """A question in words (a mention, the assistant pane): a window out of range is told its range,
+    anything else asked as the `ask` kind and rendered (by `render`, else as a mention) in a work slot."""
+    refusal = window_refusal(question)
+    if refusal is not None:
+        return None, refusal
+    bundle = answer(Question(ASK, text=question), ground(deps, snapshot, viewer, purpose="mention"))
+    with deps.work_slots:
+        return bundle, (render(bundle, snapshot) if render else THREAD_REPLIES[ASK](deps, bundle, snapshot))
 
 
 def alert_query(alert: Alert) -> AlertQuery:

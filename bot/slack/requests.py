@@ -103,6 +103,30 @@ def check_envelope(document: object) -> None:
         _texts(event, EVENT_TEXTS, "body.event")
         if not event.get("type"):
             raise Malformed("body.event.type: missing")
+        check_event(event)
+
+
+def check_event(event: Mapping[str, Any]) -> None:
+    """The fields the assistant pane, unfurls and App Home read, of the events that carry them."""
+    kind = event.get("type")
+    if kind in ("assistant_thread_started", "assistant_thread_context_changed"):
+        thread = _object(event.get("assistant_thread"), "body.event.assistant_thread")
+        _texts(thread, ("user_id", "channel_id", "thread_ts"), "body.event.assistant_thread")
+        for key in ("channel_id", "thread_ts"):
+            if not thread.get(key):
+                raise Malformed(f"body.event.assistant_thread.{key}: missing")
+        if thread.get("context") is not None:
+            context = _object(thread["context"], "body.event.assistant_thread.context")
+            _texts(context, ("channel_id", "team_id", "enterprise_id"), "body.event.assistant_thread.context")
+    elif kind == "link_shared":
+        _texts(event, ("message_ts", "unfurl_id", "source"), "body.event")
+        links = event.get("links")
+        if not isinstance(links, list):
+            raise Malformed("body.event.links: expected a list of links")
+        for number, link in enumerate(links):
+            _texts(_object(link, f"body.event.links[{number}]"), ("url", "domain"), f"body.event.links[{number}]")
+    elif kind == "app_home_opened":
+        _texts(event, ("tab",), "body.event")
 
 
 def check_interaction(document: object) -> None:
@@ -114,6 +138,9 @@ def check_interaction(document: object) -> None:
     for key in ("user", "channel", "team", "container", "message"):
         if payload.get(key) is not None:
             _texts(_object(payload[key], f"payload.{key}"), ("id", "name", "ts"), f"payload.{key}")
+    if payload["type"] == "message_action":
+        _texts(payload, ("callback_id",), "payload")
+        _texts(_object(payload.get("message"), "payload.message"), ("text", "thread_ts"), "payload.message")
     if payload["type"] != "block_actions":
         return
     actions = payload.get("actions")

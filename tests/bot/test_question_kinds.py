@@ -35,6 +35,7 @@ from bot.query.kinds import (
     question_kind,
 )
 from bot.query.replies import reply
+from bot.slack import assistant, home, shortcuts, unfurls
 from bot.slack import replies as slack_replies
 from bot.slack.arguments import USAGE
 from graph.exposure.visibility import EVERYONE
@@ -49,6 +50,10 @@ FRONTS: list[Front] = [
     slack_replies.SLASH_COMMANDS,
     slack_replies.MENTIONS,
     slack_replies.ALERT_THREADS,
+    assistant.FRONT,
+    unfurls.FRONT,
+    home.FRONT,
+    shortcuts.FRONT,
 ]
 DECLARED = {kind.name for kind in QUESTION_KINDS}
 # What each kind is asked on the command line, about the acme example: a kind without one fails below.
@@ -88,8 +93,8 @@ def test_every_front_renders_every_kind_it_takes(front: Front) -> None:
     assert set(front.renders) <= DECLARED, f"{front.name} renders undeclared kinds"
 
 
-def test_every_declared_kind_is_a_command_but_the_alert() -> None:
-    assert DECLARED - COMMAND_LINE.takes == NOT_COMMANDS == {"alert"}
+def test_every_declared_kind_is_a_command_but_the_alert_and_the_glance() -> None:
+    assert DECLARED - COMMAND_LINE.takes == NOT_COMMANDS == {"alert", "glance"}
     for kind in DECLARED:
         assert any(kind in front.takes for front in FRONTS), f"no front takes {kind}"
 

@@ -49,3 +49,30 @@ def test_manifest_commands_match_the_registered_handlers() -> None:
     registered = set(re.findall(r'app\.command\("(/[a-z-]+)"\)', (ROOT / "bot" / "slack" / "commands.py").read_text()))
     assert declared == registered == {"/blast-radius", "/suspects", "/graph-lag"}
     assert {"app_mention", "message.channels"} <= set(manifest["settings"]["event_subscriptions"]["bot_events"])
+
+
+def test_manifest_asks_for_what_the_new_surfaces_use() -> None:
+    import yaml
+
+    from bot.slack.shortcuts import CALLBACK_ID
+
+    manifest = yaml.safe_load((ROOT / "deploy" / "slack-app-manifest.yaml").read_text())
+    features, scopes = manifest["features"], set(manifest["oauth_config"]["scopes"]["bot"])
+    events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
+    assert features["assistant_view"]["assistant_description"]
+    assert {"assistant_thread_started", "assistant_thread_context_changed", "message.im"} <= events
+    assert {"assistant:write", "im:history", "channels:history"} <= scopes
+    assert "link_shared" in events and {"links:read", "links:write"} <= scopes and features["unfurl_domains"]
+    assert "app_home_opened" in events and features["app_home"]["home_tab_enabled"] is True
+    assert [(s["callback_id"], s["type"]) for s in features["shortcuts"]] == [(CALLBACK_ID, "message")]
+
+
+def test_a_backstage_url_that_is_no_web_address_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ONCALL_GRAPH_BACKSTAGE_URL", "backstage.example.com")
+    with pytest.raises(ValueError, match="ONCALL_GRAPH_BACKSTAGE_URL"):
+        Settings()
+    monkeypatch.setenv("ONCALL_GRAPH_BACKSTAGE_URL", " https://backstage.example.com/ ")
+    assert Settings().backstage_url == "https://backstage.example.com"

@@ -3,9 +3,12 @@
 Point `WebClient(base_url=fake.url)` (or SLACK_API_URL) at it. It answers the methods the bot uses
 the way Slack does (HTTP 200 with `ok: false` for API errors, 429 + Retry-After when rate limited),
 records every request (with the moment it arrived), serves the upload URLs of `files_upload_v2` and
-the `response_url`s of slash commands, and wakes `wait_for` on each request so tests never sleep or
-poll. `fail_next` makes the next request for a name fail as Slack or a network can: `ok: false` with
-an error, an HTTP status (with Retry-After), or a connection reset before any answer.
+the `response_url`s of slash commands, checks and records the assistant pane's methods
+(`assistant.threads.setSuggestedPrompts`, `setStatus`, `setTitle`), `chat.unfurl` and `views.publish`,
+returns what a test put in `history` from `conversations.history`, and wakes `wait_for` on each
+request so tests never sleep or poll. `fail_next` makes the next request for a name fail as Slack or
+a network can: `ok: false` with an error, an HTTP status (with Retry-After), or a connection reset
+before any answer.
 """
 
 from __future__ import annotations
@@ -41,8 +44,16 @@ AUTH_TEST: Json = {
     "bot_id": BOT_ID,
 }
 # Form-encoded clients send these as JSON strings; tests want to look inside them.
-_JSON_FIELDS = ("blocks", "attachments", "files", "metadata")
+_JSON_FIELDS = ("blocks", "attachments", "files", "metadata", "prompts", "unfurls", "view")
 _CHAT = ("chat.postMessage", "chat.postEphemeral", "chat.update")
+# The assistant pane's methods: each names its thread (the prompts also take a list of up to four).
+_ASSISTANT = ("assistant.threads.setSuggestedPrompts", "assistant.threads.setStatus", "assistant.threads.setTitle")
+_ASSISTANT_NEEDS = {
+    "assistant.threads.setSuggestedPrompts": "prompts",
+    "assistant.threads.setStatus": "status",
+    "assistant.threads.setTitle": "title",
+}
+MAX_PROMPTS = 4
 # Retired by Slack in 2025; a bot still calling it would fail in production.
 _RETIRED = ("files.upload",)
 
@@ -77,6 +88,8 @@ class FakeSlack:
     require_token: bool = True
     socket_url: str = ""  # what apps.connections.open hands out (a fake Socket Mode server's ws:// URL)
     requests: list[Request] = field(default_factory=list)
+    # What conversations.history returns per channel, newest first, as tests put it there.
+    history: dict[str, list[Json]] = field(default_factory=dict)
     _failures: dict[str, deque[Answer]] = field(default_factory=dict)
     _counter: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _changed: threading.Condition = field(default_factory=lambda: threading.Condition(threading.RLock()))
@@ -233,9 +246,26 @@ class FakeSlack:
                     "profile": profile,
                 },
             }
+        if name in _ASSISTANT:
+            return _assistant_reply(name, body)
+        if name == "chat.unfurl":
+            return _unfurl_reply(body)
+        if name == "views.publish":
+            return _publish_reply(body)
+        if name == "conversations.history":
+            return self._history_reply(body)
         if name in _RETIRED:
             return {"ok": False, "error": "method_deprecated"}
         return {"ok": True}
+
+    def _history_reply(self, body: Json) -> Json:
+        channel = str(body.get("channel", ""))
+        if channel not in self.history:
+            return {"ok": False, "error": "channel_not_found" if not channel else "not_in_channel"}
+        oldest = float(body.get("oldest") or 0)
+        limit = int(body.get("limit") or 100)
+        messages = [m for m in self.history[channel] if float(m.get("ts", 0)) > oldest][:limit]
+        return {"ok": True, "messages": messages, "has_more": False}
 
     def _chat_reply(self, name: str, body: Json) -> Json:
         if not body.get("channel"):
@@ -254,6 +284,42 @@ class FakeSlack:
         if name == "chat.postEphemeral":
             reply["message_ts"] = ts
         return reply
+
+
+def _assistant_reply(name: str, body: Json) -> Json:
+    """Slack's checks as its docs list them: the thread, then what the method sets."""
+    if not body.get("channel_id"):
+        return {"ok": False, "error": "channel_not_found"}
+    if not body.get("thread_ts"):
+        return {"ok": False, "error": "invalid_thread_ts"}
+    needed = body.get(_ASSISTANT_NEEDS[name])
+    if not needed:
+        return {"ok": False, "error": "invalid_arguments"}
+    if name == "assistant.threads.setSuggestedPrompts":
+        fine = isinstance(needed, list) and 0 < len(needed) <= MAX_PROMPTS
+        if not fine or not all(isinstance(p, dict) and p.get("title") and p.get("message") for p in needed):
+            return {"ok": False, "error": "invalid_arguments"}
+    return {"ok": True}
+
+
+def _unfurl_reply(body: Json) -> Json:
+    """chat.unfurl: a posted message (channel and ts) or a composer's preview (unfurl_id and source),
+    and a map of each URL to its unfurl."""
+    if not ((body.get("channel") and body.get("ts")) or (body.get("unfurl_id") and body.get("source"))):
+        return {"ok": False, "error": "cannot_unfurl_message"}
+    unfurls = body.get("unfurls")
+    if not isinstance(unfurls, dict) or not unfurls:
+        return {"ok": False, "error": "invalid_unfurls_format"}
+    return {"ok": True}
+
+
+def _publish_reply(body: Json) -> Json:
+    view = body.get("view")
+    if not body.get("user_id"):
+        return {"ok": False, "error": "user_not_found"}
+    if not isinstance(view, dict) or view.get("type") != "home" or not isinstance(view.get("blocks"), list):
+        return {"ok": False, "error": "invalid_arguments"}
+    return {"ok": True, "view": {"id": f"V{body['user_id']}", **view}}
 
 
 def _token_fits(method: str, authorization: str) -> bool:

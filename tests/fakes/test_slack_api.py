@@ -257,3 +257,35 @@ def test_malformed_json_is_refused_and_recorded_not_dropped(client: WebClient, f
 
     assert error.value.response["error"] == "invalid_json"
     assert (fake.calls(), fake.posted("chat.postMessage")) == (["chat.postMessage"], [])
+
+
+def test_the_assistant_pane_unfurl_home_and_history_methods_check_and_record_what_was_sent(
+    fake: FakeSlack, client: WebClient
+) -> None:
+    thread = {"channel_id": "D1", "thread_ts": "1.2"}
+    prompts = [{"title": "What breaks?", "message": "What breaks if redis goes down?"}]
+    client.assistant_threads_setSuggestedPrompts(**thread, prompts=prompts, title="Ask")
+    assert fake.posted("assistant.threads.setSuggestedPrompts")[0]["prompts"] == prompts
+    with pytest.raises(SlackApiError, match="invalid_arguments"):
+        client.assistant_threads_setSuggestedPrompts(**thread, prompts=prompts * 5)
+    with pytest.raises(SlackApiError, match="invalid_thread_ts"):
+        client.assistant_threads_setStatus(channel_id="D1", thread_ts="", status="thinking")
+    client.assistant_threads_setStatus(**thread, status="walking the graph…")
+    client.assistant_threads_setTitle(**thread, title="redis")
+    assert [r["title"] for r in fake.posted("assistant.threads.setTitle")] == ["redis"]
+
+    unfurls = {"https://b.example/catalog/default/component/x": {"blocks": BLOCKS}}
+    client.chat_unfurl(channel="C1", ts="1.3", unfurls=unfurls)
+    assert fake.posted("chat.unfurl")[0]["unfurls"] == unfurls
+    with pytest.raises(SlackApiError, match="cannot_unfurl_message"):
+        client.chat_unfurl(channel="C1", unfurls=unfurls)
+
+    client.views_publish(user_id="U1", view={"type": "home", "blocks": BLOCKS})
+    assert fake.posted("views.publish")[0]["view"]["blocks"] == BLOCKS
+    with pytest.raises(SlackApiError, match="invalid_arguments"):
+        client.views_publish(user_id="U1", view={"type": "modal", "blocks": BLOCKS})
+
+    fake.history["C1"] = [{"type": "message", "ts": "200.0", "text": "new"}, {"type": "message", "ts": "100.0"}]
+    assert [m["ts"] for m in client.conversations_history(channel="C1", oldest="150")["messages"]] == ["200.0"]
+    with pytest.raises(SlackApiError, match="not_in_channel"):
+        client.conversations_history(channel="C2")

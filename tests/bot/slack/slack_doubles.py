@@ -52,6 +52,7 @@ class RecordingClient:
 
     calls: list[tuple[str, Json]] = field(default_factory=list)
     attempts: list[str] = field(default_factory=list)
+    history: list[Json] = field(default_factory=list)  # what conversations_history returns
     _failures: dict[str, deque[Json | BaseException]] = field(default_factory=dict)
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -88,6 +89,25 @@ class RecordingClient:
 
     def files_upload_v2(self, **kwargs: Any) -> SlackResponse:
         return self._call("files_upload_v2", kwargs, {"ok": True, "files": [{"id": "F1"}]})
+
+    # The assistant pane, unfurls and App Home: accepted and kept, as the fake Slack API does over HTTP.
+    def assistant_threads_setStatus(self, **kwargs: Any) -> SlackResponse:
+        return self._call("assistant_threads_setStatus", kwargs, {"ok": True})
+
+    def assistant_threads_setTitle(self, **kwargs: Any) -> SlackResponse:
+        return self._call("assistant_threads_setTitle", kwargs, {"ok": True})
+
+    def assistant_threads_setSuggestedPrompts(self, **kwargs: Any) -> SlackResponse:
+        return self._call("assistant_threads_setSuggestedPrompts", kwargs, {"ok": True})
+
+    def chat_unfurl(self, **kwargs: Any) -> SlackResponse:
+        return self._call("chat_unfurl", kwargs, {"ok": True})
+
+    def views_publish(self, **kwargs: Any) -> SlackResponse:
+        return self._call("views_publish", kwargs, {"ok": True})
+
+    def conversations_history(self, **kwargs: Any) -> SlackResponse:
+        return self._call("conversations_history", kwargs, {"ok": True, "messages": self.history})
 
 
 @dataclass
