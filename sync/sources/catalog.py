@@ -34,6 +34,7 @@ from sync.sources.catalog_fetch import (
     is_catalog_url,
     parse_catalog_body,
 )
+from sync.sources.catalog_links import catalog_root, descriptor_url, relative_path
 from sync.sources.catalog_refs import KIND_FIELDS, RefReadings, parse_ref_edges, unread_ref_fields
 from sync.sources.catalog_relations import stated_relations, unstated_by_spec
 from sync.sources.reading.shown import shown
@@ -85,7 +86,8 @@ def read_catalog(source: str, location: str, *, timeout: float = 30.0, token: st
     `token` is a Backstage static access token, sent as `Authorization: Bearer` to a catalog URL only.
     """
     fetched = fetch_catalog_documents(location, timeout=timeout, headers=bearer_headers(token))
-    facts = parse_catalog(source, fetched.documents, from_api=fetched.from_api)
+    root = None if is_catalog_url(location) else catalog_root(location)
+    facts = parse_catalog(source, fetched.documents, from_api=fetched.from_api, root=root)
     problems = fetched.problems + facts.problems
     return replace(facts, problems=_without_entities(location, facts.entities, problems) + problems)
 
@@ -106,7 +108,9 @@ def read_catalog_rows(
         return read_catalog(source, location)
     try:
         with collector_paused():
-            loaded = map_yaml_files(files, partial(_file_rows, source), parallel_min_bytes=parallel_min_bytes)
+            loaded = map_yaml_files(
+                files, partial(_file_rows, source, catalog_root(location)), parallel_min_bytes=parallel_min_bytes
+            )
             return _merged_rows(source, loaded, refused, location)
     finally:
         _READINGS.clear()  # read in this process (a small catalog): nothing kept for later
@@ -120,19 +124,25 @@ def parse_catalog_api(source: str, name: str, body: str) -> SourceFacts:
     return replace(facts, problems=_without_entities(name, facts.entities, problems) + problems)
 
 
-def parse_catalog(source: str, documents: Iterable[tuple[str, object]], *, from_api: bool = False) -> SourceFacts:
+def parse_catalog(
+    source: str, documents: Iterable[tuple[str, object]], *, from_api: bool = False, root: str | None = None
+) -> SourceFacts:
     """Entities, edges and aliases of (locator, document) pairs; the first of two same refs wins.
 
     Adds one consumer -> provider `depends_on` per API (`via` the API), citing each side.
-    `from_api`: the documents are the catalog API's entities, not descriptor files.
+    `from_api`: the documents are the catalog API's entities, not descriptor files. `root`: the
+    locators' prefix standing for a local catalog's root (`catalog_links`), to join a
+    `backstage.io/source-location` with; None for a catalog read from a URL.
     """
     # A million assertions at 100k entities: the cyclic collector's passes over them cost a third
     # of this (bench dense-100k: 15-17 s with it, 11-12 s without).
     with collector_paused():
-        return _parse_catalog(source, documents, from_api)
+        return _parse_catalog(source, documents, from_api, root)
 
 
-def _parse_catalog(source: str, documents: Iterable[tuple[str, object]], from_api: bool) -> SourceFacts:
+def _parse_catalog(
+    source: str, documents: Iterable[tuple[str, object]], from_api: bool, root: str | None
+) -> SourceFacts:
     entities: dict[str, Entity] = {}
     assertions: list[Assertion] = []
     aliases: list[AliasClaim] = []
@@ -140,7 +150,8 @@ def _parse_catalog(source: str, documents: Iterable[tuple[str, object]], from_ap
     readings: RefReadings = {}
     stated: list[Assertion] = []
     for locator, document, served in entity_documents(documents):
-        parsed = _parse_document(Citation(source, locator, origin=locator), document, readings, from_api or served)
+        cited = Citation(source, locator, origin=locator)
+        parsed = _parse_document(cited, document, readings, from_api or served, root)
         problems.extend(parsed.problems)
         if parsed.entity is None:
             continue
@@ -170,6 +181,7 @@ class _DocumentRows(NamedTuple):
     assertions: list[Row]
     aliases: list[Row]
     api_links: list[tuple[str, str, str]]  # (src, rel, dst) of its providesApis/consumesApis edges
+    url: str  # where the document opens (`catalog_links`), cited by its API edges too
 
 
 class _FileRows(NamedTuple):
@@ -183,20 +195,23 @@ class _FileRows(NamedTuple):
 _READINGS: RefReadings = {}
 
 
-def _file_rows(source: str, loaded: YamlDocuments) -> _FileRows:
+def _file_rows(source: str, root: str, loaded: YamlDocuments) -> _FileRows:
     """Parse and encode each document of a file as `_parse_catalog` and `encode_rows` would."""
     writer = RowWriter()
     documents = []
     numbered = ((f"{loaded.name}#{index}", doc) for index, doc in loaded.documents)
     for locator, document, served in entity_documents(numbered):
-        parsed = _parse_document(Citation(source, locator, origin=locator), document, _READINGS, served)
+        parsed = _parse_document(Citation(source, locator, origin=locator), document, _READINGS, served, root)
         if parsed.entity is None:
-            documents.append(_DocumentRows(locator, "", parsed.problems, None, [], [], []))
+            documents.append(_DocumentRows(locator, "", parsed.problems, None, [], [], [], ""))
             continue
         links = [(a.src, a.rel, a.dst) for a in parsed.assertions if a.rel in _API_RELATIONS]
         (entity,) = writer.rows(ENTITY, (parsed.entity,))
         assertions, aliases = writer.rows(ASSERTION, parsed.assertions), writer.rows(ALIAS, parsed.aliases)
-        documents.append(_DocumentRows(locator, parsed.entity.ref, parsed.problems, entity, assertions, aliases, links))
+        url = parsed.entity.citation.url
+        documents.append(
+            _DocumentRows(locator, parsed.entity.ref, parsed.problems, entity, assertions, aliases, links, url)
+        )
     if not loaded.documents and not loaded.problems:
         # Told, not only seen as missing facts: the kept-files rule then looks for an emptied file even
         # when another file grew in the same read and the source's count did not fall.
@@ -230,7 +245,7 @@ def _merged_rows(
         assertions.extend(document.assertions)
         aliases.extend(document.aliases)
         if document.api_links:
-            cited = Citation(source, document.locator, origin=document.locator)
+            cited = Citation(source, document.locator, origin=document.locator, url=document.url)
             links.extend(Assertion(src, rel, dst, cited) for src, rel, dst in document.api_links)
     problems[:0] = _without_entities(location, entities, problems)
     writer = RowWriter()
@@ -264,9 +279,12 @@ def _api_edges(assertions: Sequence[Assertion]) -> list[Assertion]:
     return edges
 
 
-def _parse_document(citation: Citation, document: object, readings: RefReadings, from_api: bool = False) -> _Document:
+def _parse_document(
+    citation: Citation, document: object, readings: RefReadings, from_api: bool = False, root: str | None = None
+) -> _Document:
     """One document: its entity, edges, aliases and problems. `from_api`: an entity the catalog API
-    served (a saved response, or a URL's), which carries Backstage's `relations` and `status`."""
+    served (a saved response, or a URL's), which carries Backstage's `relations` and `status`;
+    `root`: the local catalog root's prefix of the locators (None: no file paths to join)."""
     where = citation.locator
     not_descriptor = _not_descriptor(where, document)
     if not_descriptor is not None:
@@ -299,7 +317,8 @@ def _parse_document(citation: Citation, document: object, readings: RefReadings,
         written = name_problems(where, name, metadata.get("namespace", "default")) + metadata_problems(where, metadata)
         return _Document(problems=(*checks, *written))
     namespace = namespace.strip().lower()
-    parsed = _entity_document(citation, kind.lower(), name.strip(), namespace, metadata, spec, readings)
+    relative = relative_path(citation.locator, root) if root is not None and not from_api else None
+    parsed = _entity_document(citation, kind.lower(), name.strip(), namespace, metadata, spec, readings, relative)
     stated = document.get("relations")
     if stated is not None:  # Backstage's computed relations, in catalog API responses
         ref = parsed.entity.ref if parsed.entity else ""
@@ -349,6 +368,7 @@ def _entity_document(
     metadata: Mapping[str, object],
     spec: Mapping[str, object],
     readings: RefReadings,
+    relative: str | None,
 ) -> _Document:
     where = citation.locator
     ref = format_ref(kind, namespace, name)
@@ -357,6 +377,8 @@ def _entity_document(
         name_problems(where, *written) + metadata_problems(where, metadata) + unread_ref_fields(where, kind, spec)
     )
     annotations = _annotations(where, metadata.get("annotations"), problems)
+    if url := descriptor_url(annotations, relative):  # cited by the entity, its edges and aliases
+        citation = replace(citation, url=url)
     texts = _texts(metadata, spec)
     edges = parse_ref_edges(citation, kind, ref, namespace, spec, readings)
     problems.extend(edges.problems)

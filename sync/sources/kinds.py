@@ -84,7 +84,7 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
         # +relations: catalog API responses and computed relations were not read before; +rules: names,
         # namespaces and fields are checked against Backstage's own rules; +locations: Location
         # targets are read.
-        revision="+relations+rules+locations",
+        revision="+relations+rules+locations+links",  # descriptors cite where they open
         version="catalog_fetch:catalog_version",
         parse_fetched="catalog:parse_catalog_api",
         fetch_url="catalog_fetch:catalog_api_url",

@@ -1,0 +1,45 @@
+"""Where a catalog descriptor opens, as its annotations say: Backstage's own `backstage.io/view-url`,
+else `backstage.io/source-location` (`url:https://…/tree/main/`) joined with the document's path
+under the catalog root. Only http(s) URLs are kept; the renderers check again where they link."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+VIEW_URL = "backstage.io/view-url"
+SOURCE_LOCATION = "backstage.io/source-location"
+_WEB = ("https://", "http://")
+
+
+def descriptor_url(annotations: Mapping[str, str], relative: str | None) -> str:
+    """The descriptor's file URL, or "". `relative`: the document's file under the catalog root
+    (None where the catalog root is no folder of files, a catalog API's answer)."""
+    view = annotations.get(VIEW_URL, "").strip()
+    if view.startswith(_WEB):
+        return view
+    target = annotations.get(SOURCE_LOCATION, "").strip()
+    if relative and target.startswith("url:") and target[4:].startswith(_WEB):
+        return f"{target[4:].rstrip('/')}/{relative}"
+    return ""
+
+
+def catalog_root(location: str) -> str:
+    """The prefix of a local catalog's locators that stands for its root (`catalog_walk` names files
+    so): a folder's own name, or a file's folder as written."""
+    path = Path(location)
+    if path.is_dir():
+        name = path.resolve().name
+        return f"{name}/" if name else ""
+    folder = os.path.dirname(location)
+    return f"{os.path.normpath(folder)}/" if folder else ""
+
+
+def relative_path(locator: str, root: str) -> str:
+    """`catalog/teams/payments.yaml#3` under `catalog/` is `teams/payments.yaml`; "" outside the root."""
+    file = locator.rpartition("#")[0] or locator
+    if not file.startswith(root):
+        return ""
+    relative = file[len(root) :]
+    return "" if relative.startswith(("../", "/")) else relative
