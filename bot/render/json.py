@@ -7,6 +7,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.render.freshness import Freshness
+from bot.render.links import web_url
+from graph.citations import cited_sources
 from graph.coverage import DEPENDENCIES, DEPENDENTS, Coverage, nothing_found
 from graph.edges import EdgeFacts
 from graph.exposure.passages import CitedPassage
@@ -32,6 +34,8 @@ def edge_json(edge: EdgeFacts) -> Json:
         "dst": edge.dst,
         "weight": edge.weight,
         "sources": list(edge.sources),
+        # Beside `sources`, one per source in the same order: where it opens (null: no http(s) URL known).
+        "citations": [{"source": c.source, "url": web_url(c.url)} for c in cited_sources(edge)],
         "extracted": edge.extracted,
         "soft": edge.soft,
         "declared": edge.declared,
@@ -174,6 +178,7 @@ def _deploy_json(suspect: SuspectDeploy) -> Json:
         "reason": suspect.reason,
         "suspect": True,
         "sources": [d.citation.locator],
+        "citations": [{"source": d.citation.locator, "url": web_url(d.url)}],
     }
 
 

@@ -14,6 +14,7 @@ from bot.render.live import failing_count
 from bot.render.wording import plural
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
+    TABLE_ROWS,
     TEXT_BUDGET,
     Block,
     SlackMessage,
@@ -28,13 +29,17 @@ from bot.slack.blocks.kit import (
     pack,
     section,
     share_button,
+    source_links,
+    sources_card,
+    table,
     text_length,
 )
 from bot.slack.blocks.live import NOW_HEADING, live_context, now_lines, now_plain
 from bot.slack.blocks.passages import passages_blocks, passages_plain
-from graph.citations import cite_edge
+from graph.citations import cite_edge, provenance
 from graph.coverage import DEPENDENTS, nothing_found
 from graph.exposure.passages import CitedPassage
+from graph.exposure.visibility import HIDDEN
 from graph.naming.refs import short_name
 from graph.traffic.live import NOTHING, LiveBlast, Present
 from graph.walks.blast import BREAKS, BlastRadius, Impact
@@ -45,6 +50,11 @@ SYSTEMS_SHOWN = 8
 EDGES_SHOWN = 4
 OWNERS_SHOWN = 5
 RESERVE = 150  # the "and N more" line
+CARD_RESERVE = 1200  # the sources card: at most 10 names
+# More impacted entities than this read as a table (one row each, paths on the sources card and in
+# the attached full text); fewer keep their cited paths inline, which a short list has room for.
+TABLE_AFTER = 8
+TABLE_HEAD = ("entity", "impact", "hops", "owners", "via")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +98,21 @@ def format_blast_radius(
     tail = [section(_survivors_text(result)), *passages_blocks(passages), *live_context(live), footer]
     if not shared:
         tail += share_button(_share_value(result))
-    room = TEXT_BUDGET - text_length(head + tail) - RESERVE
+    room = TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_RESERVE
     impacts = shown.first(FIRST_SCREEN)
-    lines, listed = impact_lines(impacts, room, shown)
+    tabled = counts.visible > TABLE_AFTER
+    if tabled:
+        body, listed = impact_table(impacts, room, shown)
+    else:
+        lines, listed = impact_lines(impacts, room, shown)
+        body = pack(lines) if lines else [section(_nothing(result, counts))]
     more = counts.visible - listed
     if more > 0:
-        lines.append(f"_… and {plural(more, 'more impacted entity', 'more impacted entities')} (full list attached)_")
-    body = pack(lines) if lines else [section(_nothing(result, counts))]
-    cut = more > 0 or len(result.systems) > SYSTEMS_SHOWN or _elided(impacts[:listed])
+        body.append(
+            section(f"_… and {plural(more, 'more impacted entity', 'more impacted entities')} (full list attached)_")
+        )
+    body += sources_card((e for i in impacts[:listed] for e in i.edges), "blast-sources")
+    cut = more > 0 or len(result.systems) > SYSTEMS_SHOWN or _elided(impacts[:listed]) or tabled
     text = f"{stale_prefix(freshness)}If {short_name(result.failed)} goes down: {counts.summary()}"
     full = (lambda: blast_lines(result, freshness, passages, live)) if cut else None
     return message(text, head + body + tail, full)
@@ -149,6 +166,34 @@ def impact_lines(impacts: tuple[Impact, ...], room: int, live: LiveBlast | None 
     return entries[:shown], shown
 
 
+def impact_table(impacts: tuple[Impact, ...], room: int, live: LiveBlast) -> tuple[list[Block], int]:
+    """(one table block, how many rows fit in `room` and in Slack's rows): failing now first, then
+    nearest first, as the entries are."""
+    rows = [impact_row(i, live) for i in impacts]
+    shown = min(fit(["".join(row) + " " * len(row) for row in rows], room), TABLE_ROWS - 1)
+    return [table(TABLE_HEAD, rows[:shown], ("left", "left", "right", "left", "left"))], shown
+
+
+def impact_row(impact: Impact, live: LiveBlast) -> tuple[str, ...]:
+    """entity, breaks/degrades (and failing now), hops, owners, via: the next hop towards the failure
+    and where that hop comes from (`declared`, `observed`)."""
+    mark = live.mark(impact)
+    state = f"{impact.impact} · failing now" if mark is not None and mark.failing else impact.impact
+    owners = names(impact.owners, OWNERS_SHOWN) or "none known"
+    return short_name(impact.entity), state, str(impact.hops), owners, _via(impact)
+
+
+def _via(impact: Impact) -> str:
+    if len(impact.path) < 2:
+        return ""
+    hop = impact.path[-2]
+    shown = "a hidden entity" if hop == HIDDEN else short_name(hop)
+    last = impact.edges[-1] if impact.edges else None
+    if last is None or impact.entity not in (last.src, last.dst):
+        return shown
+    return f"{shown} ({provenance(last)})"
+
+
 def _group(impact: Impact, live: LiveBlast | None) -> int:
     """The hops an entry is listed under, or 0 for the entities failing now."""
     return 0 if live is not None and impact.entity in live.now_refs else impact.hops
@@ -165,7 +210,7 @@ def impact_entry(impact: Impact, *, edges_shown: int = EDGES_SHOWN, live: LiveBl
     if live is not None:
         lines += now_lines(live.present, live.mark(impact), live.incidents(impact))
     # Read from the impacted entity back to the failure, as people ask "why does this break?".
-    edges = [f"      {code(cited(e))}" for e in reversed(impact.edges)]
+    edges = [f"      {code(cited(e))} {source_links(e)}".rstrip() for e in reversed(impact.edges)]
     if len(edges) > edges_shown:
         front = (edges_shown + 1) // 2
         back = len(edges) - (edges_shown - front)

@@ -16,6 +16,7 @@ from bot.render.wording import format_age, plural, utc, window_span, window_toke
 from bot.slack.blocks.blast import blast_lines, blast_summary
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
+    TABLE_ROWS,
     TEXT_BUDGET,
     Block,
     SlackMessage,
@@ -25,6 +26,7 @@ from bot.slack.blocks.kit import (
     context,
     divider,
     escape,
+    fit,
     header,
     labelled_link,
     message,
@@ -33,11 +35,14 @@ from bot.slack.blocks.kit import (
     pack,
     section,
     share_button,
+    source_links,
+    sources_card,
+    table,
     text_length,
 )
 from bot.slack.blocks.live import NOW_HEADING, live_context, now_lines, now_plain
 from bot.slack.blocks.passages import passages_blocks, passages_plain
-from graph.citations import cite_edge
+from graph.citations import CitedSource, cite_edge, provenance
 from graph.coverage import DEPENDENCIES, nothing_found
 from graph.exposure.passages import CitedPassage
 from graph.naming.refs import short_name
@@ -51,6 +56,11 @@ FIELD_CHARS = 80
 HEADING_COST = 12  # "*N hops*\n" before the first entry of each hop
 RESERVE = 150
 PHRASING_CHARS = 2500
+CARD_RESERVE = 1200  # the sources card: at most 10 names
+# More dependencies than this: those with a suspect deploy or failing now keep their entries, the
+# rest are one table (a long list of quiet dependencies reads best as rows).
+TABLE_AFTER = 8
+TABLE_HEAD = ("entity", "hops", "owners", "via")
 
 
 def format_suspects(
@@ -69,7 +79,7 @@ def format_suspects(
     head = [header(f"Suspects: {short_name(result.entity)}"), *warning, *_summary_blocks(result)]
     tail = [*passages_blocks(passages), *live_context(live), footer]
     tail += [] if shared else share_button(_share_value(result))
-    body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE, live)
+    body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_RESERVE, live)
     full = (lambda: (suspects_text(result, freshness, passages, live),)) if cut else None
     return message(stale_prefix(freshness) + _fallback(result), head + body + tail, full)
 
@@ -97,7 +107,8 @@ def format_alert_reply(
         *_summary_blocks(suspects_result),
     ]
     tail = [divider(), *blast_summary(blast_result, live=live), *passages_blocks(passages), *live_context(live), footer]
-    body, cut = _dependency_blocks(suspects_result, TEXT_BUDGET - text_length(head + tail) - RESERVE, live)
+    room = TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_RESERVE
+    body, cut = _dependency_blocks(suspects_result, room, live)
 
     def full() -> Iterator[str]:
         if phrasing:
@@ -167,7 +178,7 @@ def dependency_entry(dep: Dependency, now: datetime, live: Present = NOTHING) ->
     lines = [f"*{escape(name(dep.entity))}* · owners: {owners}"]
     lines += now_lines(live, live.mark(dep.edges, dep.entity), live.open_incidents(dep.entity))
     if dep.edges:
-        lines.append(f"      {code(cited(dep.edges[-1]))}")
+        lines.append(f"      {code(cited(dep.edges[-1]))} {source_links(dep.edges[-1])}".rstrip())
     if dep.hidden:
         lines.append(f"      _{plural(dep.hidden, 'hidden entity', 'hidden entities')} on this path_")
     lines += [f"      {deploy_line(s, now)}" for s in dep.deploys[:DEPLOYS_SHOWN]]
@@ -188,19 +199,49 @@ def _dependency_blocks(result: Suspects, room: int, live: Present = NOTHING) -> 
     deps = result.dependencies
     if not deps:
         return [section(escape(nothing_found(result.entity, DEPENDENCIES, result.coverage)))], False
-    entries = [dependency_entry(d, result.now, live) for d in deps]
     now = [_failing_now(d, live) for d in deps]
-    chosen = _choose(deps, entries, room, now)
+    tabled = len(deps) > TABLE_AFTER
+    # With a table, only the dependencies that need reading are entries; each row costs about 60 characters.
+    listed = [i for i in range(len(deps)) if now[i] or deps[i].deploys] if tabled else list(range(len(deps)))
+    entries = {i: dependency_entry(deps[i], result.now, live) for i in listed}
+    chosen = [
+        listed[j]
+        for j in _choose([deps[i] for i in listed], [entries[i] for i in listed], room, [now[i] for i in listed])
+    ]
     lines, group = [], ""
     for i in chosen:
         heading = NOW_HEADING if now[i] else f"*{plural(deps[i].hops, 'hop')}*"
         lines.append(("" if heading == group else f"{heading}\n") + entries[i])
         group = heading
+    blocks = pack(lines)
+    rows = [i for i in range(len(deps)) if i not in entries] if tabled else []
+    if rows:
+        room -= sum(len(line) + 1 for line in lines)
+        fitted = min(fit([" ".join(dependency_row(deps[i])) for i in rows], room), TABLE_ROWS - 1)
+        if fitted:
+            blocks.append(table(TABLE_HEAD, [dependency_row(deps[i]) for i in rows[:fitted]], ("left", "right")))
+        chosen = sorted([*chosen, *rows[:fitted]])
     left = len(deps) - len(chosen)
     if left:
-        lines.append(f"_… and {plural(left, 'more dependency', 'more dependencies')} (full list attached)_")
+        blocks.append(section(f"_… and {plural(left, 'more dependency', 'more dependencies')} (full list attached)_"))
+    shown = [deps[i] for i in chosen]
+    deploys = [CitedSource(f"deploy {s.deploy.id}", s.deploy.url) for d in shown for s in d.deploys[:DEPLOYS_SHOWN]]
+    blocks += sources_card((d.edges[-1] for d in shown if d.edges), "suspects-sources", deploys)
     cut = left > 0 or any(len(d.deploys) > DEPLOYS_SHOWN for d in deps) or len(result.own_deploys) > DEPLOYS_SHOWN
-    return pack(lines), cut
+    return blocks, cut or bool(rows)
+
+
+def dependency_row(dep: Dependency) -> tuple[str, ...]:
+    """entity, hops, owners, via: the hop it is reached from and where that hop comes from."""
+    owners = names(dep.owners, OWNERS_SHOWN) or "none known"
+    via = ""
+    if dep.edges:
+        last = dep.edges[-1]
+        other = last.src if last.dst == dep.entity else last.dst
+        via = f"{short_name(other)} ({provenance(last)})"
+    elif dep.hidden:
+        via = "a hidden entity"
+    return short_name(dep.entity), str(dep.hops), owners, via
 
 
 def _choose(deps: Sequence[Dependency], entries: Sequence[str], room: int, now: Sequence[bool]) -> list[int]:
