@@ -1,0 +1,67 @@
+"""Citations that open their source, through the command line run as a subprocess: a catalog whose
+descriptors say where they live (`backstage.io/view-url`, `backstage.io/source-location`), read,
+stored and answered, each edge's `citations` giving the URL beside its `sources`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+CATALOG = str(ROOT / "tests" / "data" / "links" / "catalog")
+CHECKOUT, PAYMENTS = "component:default/checkout", "component:default/payments"
+LEDGER, STOREFRONT = "resource:default/ledger-db", "component:default/storefront"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the default database is ./oncall-graph.db
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ONCALL_GRAPH_", "SLACK_", "DATABASE_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", "--catalog", CATALOG, *args], capture_output=True, text=True,
+        cwd=Path.cwd(), env={**base, "PYTHONPATH": str(ROOT)}, timeout=120,
+    )  # fmt: skip
+
+
+def edges(answer: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(e["src"], e["dst"]): e for i in answer["impacted"] for e in i["edges"]}
+
+
+def test_each_cited_edge_gives_where_its_descriptor_opens_beside_its_sources() -> None:
+    done = run("blast-radius", "ledger-db", "--json")
+    assert done.returncode == 0, done.stderr
+    found = edges(json.loads(done.stdout))
+
+    by_view_url = found[(PAYMENTS, LEDGER)]
+    assert by_view_url["sources"] == ["catalog/teams/payments.yaml#2"]  # the contract's key, unchanged
+    assert by_view_url["citations"] == [
+        {"source": "catalog/teams/payments.yaml#2", "url": "https://git.example.com/acme/payments/blob/main/catalog-info.yaml"}
+    ]  # fmt: skip
+    # A source location joined with the document's path under the catalog root.
+    by_location = found[(CHECKOUT, PAYMENTS)]
+    assert by_location["citations"] == [
+        {"source": "catalog/teams/payments.yaml#1",
+         "url": "https://git.example.com/acme/catalog/tree/main/teams/payments.yaml"}
+    ]  # fmt: skip
+    # No annotation: the source is still cited, with nowhere to open.
+    assert found[(STOREFRONT, CHECKOUT)]["citations"] == [{"source": "catalog/ledger.yaml#2", "url": None}]
+
+
+def test_the_terminal_prints_each_url_beside_its_citation_and_never_a_hostile_one() -> None:
+    done = run("suspects", "storefront")
+    assert done.returncode == 0, done.stderr
+    assert "↗ catalog/ledger.yaml#2" not in done.stdout  # no URL known
+    done = run("blast-radius", "ledger-db")
+    assert "↗ catalog/teams/payments.yaml#2 https://git.example.com/acme/payments/blob/main/catalog-info.yaml" in (
+        done.stdout
+    )
+    assert "javascript:" not in done.stdout
