@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from pydantic import Field, create_model
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -65,6 +66,8 @@ class Settings(_SourceSettings):
     live_cache: float = Field(30.0, ge=0, validation_alias="ONCALL_GRAPH_LIVE_CACHE")
     # Open incidents are read from here with PAGERDUTY_API_TOKEN; empty: the --pagerduty source's URL, else PagerDuty's.
     pagerduty_api_url: str = Field("", validation_alias="ONCALL_GRAPH_PAGERDUTY_API_URL")
+    # The Backstage app's base URL: a cited descriptor with no file URL links to its entity page there.
+    backstage_url: str = Field("", validation_alias="ONCALL_GRAPH_BACKSTAGE_URL")
     # Where the snapshot image is kept: empty = beside a SQLite file, else the user's cache folder; "off" = none.
     snapshot_dir: str = Field("", validation_alias="ONCALL_GRAPH_SNAPSHOT_DIR")
 
@@ -119,6 +122,14 @@ class Settings(_SourceSettings):
         if bad:
             raise ValueError(f"ONCALL_GRAPH_STALE_AFTER: expected SOURCE=SECONDS pairs, got {bad[0]!r}")
         return {name.strip(): float(seconds) for name, seconds in pairs}
+
+    def backstage_base(self) -> str:
+        """ONCALL_GRAPH_BACKSTAGE_URL without its trailing slash; "" when unset."""
+        base = self.backstage_url.strip().rstrip("/")
+        parts = urlsplit(base)
+        if base and (parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment):
+            raise ValueError(f"ONCALL_GRAPH_BACKSTAGE_URL: expected an http(s) base URL, got {base!r}")
+        return base
 
     def stale_policy(self) -> StalePolicy:
         """The limits every freshness verdict (answers, lag, metrics, alerts) is judged by."""

@@ -1,12 +1,14 @@
 """Where a catalog descriptor opens, as its annotations say: Backstage's own `backstage.io/view-url`,
 else `backstage.io/source-location` (`url:https://…/tree/main/`) joined with the document's path
-under the catalog root. Only http(s) URLs are kept; the renderers check again where they link."""
+under the catalog root; else, where ONCALL_GRAPH_BACKSTAGE_URL is set, the entity's page there.
+Only http(s) URLs are kept; the renderers check again where they link."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import quote
 
 VIEW_URL = "backstage.io/view-url"
 SOURCE_LOCATION = "backstage.io/source-location"
@@ -23,6 +25,16 @@ def descriptor_url(annotations: Mapping[str, str], relative: str | None) -> str:
     if relative and target.startswith("url:") and target[4:].startswith(_WEB):
         return f"{target[4:].rstrip('/')}/{relative}"
     return ""
+
+
+def entity_page(base: str, namespace: str, kind: str, name: str) -> str:
+    """The entity's page in the Backstage app at `base` (its catalog plugin's route,
+    `/catalog/:namespace/:kind/:name`, kind and namespace lower-case as Backstage links them); ""
+    without a base."""
+    if not base:
+        return ""
+    parts = (namespace.lower(), kind.lower(), name)
+    return f"{base}/catalog/" + "/".join(quote(part, safe="") for part in parts)
 
 
 def catalog_root(location: str) -> str:

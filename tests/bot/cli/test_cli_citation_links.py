@@ -24,11 +24,11 @@ def _fresh_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.chdir(tmp_path)  # the default database is ./oncall-graph.db
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
+def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("ONCALL_GRAPH_", "SLACK_", "DATABASE_"))}
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", "--catalog", CATALOG, *args], capture_output=True, text=True,
-        cwd=Path.cwd(), env={**base, "PYTHONPATH": str(ROOT)}, timeout=120,
+        cwd=Path.cwd(), env={**base, "PYTHONPATH": str(ROOT), **env}, timeout=120,
     )  # fmt: skip
 
 
@@ -65,3 +65,26 @@ def test_the_terminal_prints_each_url_beside_its_citation_and_never_a_hostile_on
         done.stdout
     )
     assert "javascript:" not in done.stdout
+
+
+def test_a_descriptor_with_no_file_url_cites_its_backstage_page_once_the_base_url_is_set() -> None:
+    assert run("sync", "--json").returncode == 0
+    before = edges(json.loads(run("blast-radius", "ledger-db", "--json").stdout))
+    assert before[(STOREFRONT, CHECKOUT)]["citations"][0]["url"] is None
+
+    # Setting the base URL reads the unchanged catalog again: its citations are what changed.
+    backstage = {"ONCALL_GRAPH_BACKSTAGE_URL": "https://backstage.example.com/"}
+    done = run("sync", "--json", **backstage)
+    assert done.returncode == 0, done.stderr
+    after = edges(json.loads(run("blast-radius", "ledger-db", "--json", **backstage).stdout))
+    page = "https://backstage.example.com/catalog/default/component/storefront"
+    assert after[(STOREFRONT, CHECKOUT)]["citations"] == [{"source": "catalog/ledger.yaml#2", "url": page}]
+    # A file URL the catalog gives still wins over the page.
+    assert after[(CHECKOUT, PAYMENTS)]["citations"][0]["url"].startswith("https://git.example.com/")
+
+
+def test_a_backstage_url_that_is_no_http_url_is_refused_naming_the_setting() -> None:
+    done = run("sync", ONCALL_GRAPH_BACKSTAGE_URL="javascript:alert(1)")
+    assert done.returncode != 0
+    assert "ONCALL_GRAPH_BACKSTAGE_URL: expected an http(s) base URL" in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr
