@@ -7,6 +7,7 @@ opens. Slack's links are built from what passes here by `bot/slack/blocks/kit.py
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Iterable, Iterator
 from urllib.parse import urlsplit
@@ -15,6 +16,7 @@ from graph.citations import CitedSource, cited_sources
 from graph.edges import EdgeFacts
 
 
+@functools.lru_cache(maxsize=4096)  # a catalog file's URL is cited by every edge its document declares
 def web_url(url: str) -> str | None:
     """`url` when it is an http(s) URL with a host and nothing unprintable or blank in it; else None."""
     if not url or any(ch.isspace() or unicodedata.category(ch)[0] == "C" for ch in url):
