@@ -14,6 +14,7 @@ from bot.render.live import failing_count
 from bot.render.wording import plural
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
+    CARD_CHARS,
     TABLE_ROWS,
     TEXT_BUDGET,
     Block,
@@ -50,7 +51,6 @@ SYSTEMS_SHOWN = 8
 EDGES_SHOWN = 4
 OWNERS_SHOWN = 5
 RESERVE = 150  # the "and N more" line
-CARD_RESERVE = 1200  # the sources card: at most 10 names
 # More impacted entities than this read as a table (one row each, paths on the sources card and in
 # the attached full text); fewer keep their cited paths inline, which a short list has room for.
 TABLE_AFTER = 8
@@ -98,7 +98,7 @@ def format_blast_radius(
     tail = [section(_survivors_text(result)), *passages_blocks(passages), *live_context(live), footer]
     if not shared:
         tail += share_button(_share_value(result))
-    room = TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_RESERVE
+    room = TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_CHARS
     impacts = shown.first(FIRST_SCREEN)
     tabled = counts.visible > TABLE_AFTER
     if tabled:

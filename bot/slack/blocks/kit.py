@@ -263,6 +263,8 @@ def source_links(edge: EdgeFacts) -> str:
 
 
 SOURCES_CARDED = 10  # sources on an answer's card: Slack documents no limit, a reader wants few
+SOURCES_SCANNED = 500  # edges looked through for them: an answer's first, never the whole graph's
+CARD_CHARS = 1200  # the text a card's sources may take, kept out of the answer's room
 
 
 def source_text(cited: CitedSource) -> str:
@@ -277,7 +279,7 @@ def sources_card(edges: Iterable[EdgeFacts], task_id: str, first: Iterable[Cited
     """The answer's sources that open somewhere (`first`, then the edges'; at most SOURCES_CARDED,
     each URL once) as the `sources` of one task card; none when no source opens anywhere."""
     sources, seen = [], set()
-    for cited in itertools.chain(first, opened(edges)):
+    for cited in itertools.chain(first, opened(itertools.islice(edges, SOURCES_SCANNED))):
         if cited.url in seen:
             continue
         seen.add(cited.url)

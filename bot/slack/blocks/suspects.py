@@ -16,6 +16,7 @@ from bot.render.wording import format_age, plural, utc, window_span, window_toke
 from bot.slack.blocks.blast import blast_lines, blast_summary
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
+    CARD_CHARS,
     TABLE_ROWS,
     TEXT_BUDGET,
     Block,
@@ -56,7 +57,6 @@ FIELD_CHARS = 80
 HEADING_COST = 12  # "*N hops*\n" before the first entry of each hop
 RESERVE = 150
 PHRASING_CHARS = 2500
-CARD_RESERVE = 1200  # the sources card: at most 10 names
 # More dependencies than this: those with a suspect deploy or failing now keep their entries, the
 # rest are one table (a long list of quiet dependencies reads best as rows).
 TABLE_AFTER = 8
@@ -79,7 +79,7 @@ def format_suspects(
     head = [header(f"Suspects: {short_name(result.entity)}"), *warning, *_summary_blocks(result)]
     tail = [*passages_blocks(passages), *live_context(live), footer]
     tail += [] if shared else share_button(_share_value(result))
-    body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_RESERVE, live)
+    body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_CHARS, live)
     full = (lambda: (suspects_text(result, freshness, passages, live),)) if cut else None
     return message(stale_prefix(freshness) + _fallback(result), head + body + tail, full)
 
@@ -107,7 +107,7 @@ def format_alert_reply(
         *_summary_blocks(suspects_result),
     ]
     tail = [divider(), *blast_summary(blast_result, live=live), *passages_blocks(passages), *live_context(live), footer]
-    room = TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_RESERVE
+    room = TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_CHARS
     body, cut = _dependency_blocks(suspects_result, room, live)
 
     def full() -> Iterator[str]:

@@ -5,13 +5,12 @@ stored and answered, each edge's `citations` giving the URL beside its `sources`
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.bot.cli.test_cli_lag import _fresh_working_directory  # noqa: F401  (autouse: a database per test)
+from tests.bot.cli.test_cli_lag import run as run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
 CATALOG = str(ROOT / "tests" / "data" / "links" / "catalog")
@@ -19,17 +18,8 @@ CHECKOUT, PAYMENTS = "component:default/checkout", "component:default/payments"
 LEDGER, STOREFRONT = "resource:default/ledger-db", "component:default/storefront"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)  # the default database is ./oncall-graph.db
-
-
 def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("ONCALL_GRAPH_", "SLACK_", "DATABASE_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", "--catalog", CATALOG, *args], capture_output=True, text=True,
-        cwd=Path.cwd(), env={**base, "PYTHONPATH": str(ROOT), **env}, timeout=120,
-    )  # fmt: skip
+    return run_cli("--catalog", CATALOG, *args, **env)
 
 
 def edges(answer: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:

@@ -13,9 +13,10 @@ from slack_sdk.models.blocks import Block
 
 from bot.render.json import blast_json, suspects_json
 from bot.render.text import render_blast, render_suspects
-from bot.slack.blocks.messages import format_blast_radius, format_suspects
+from bot.slack.blocks.messages import format_answer, format_blast_radius, format_suspects
 from graph.exposure.redaction import HIDDEN_SOURCE
 from graph.facts import Assertion, Citation, Deploy
+from graph.questions.ask import ask
 from graph.walks.blast import blast_radius
 from graph.walks.suspects import suspects
 from tests.bot.slack.test_blocks import NOW, OUTSIDER, RESTRICTED, assert_within_limits, c, fresh, judged, of_type
@@ -160,3 +161,11 @@ def test_suspects_keep_dependencies_with_deploys_as_entries_and_table_the_quiet_
     assert suspects_json("web", found)["dependencies"][3]["deploys"][0]["citations"] == [
         {"source": "deploys.jsonl:r-8812", "url": deploy_url}
     ]
+
+
+def test_a_questions_answer_cards_the_sources_of_its_cited_edges() -> None:
+    snap = linked_shop()
+    message = format_answer(ask(snap, "what does checkout depend on?", now=NOW), judged(snap))
+    assert_within_limits(message)
+    (card,) = of_type(message, "task_card")
+    assert {"type": "url", "url": FILE_URL, "text": "git.example.com"} in card["sources"]
