@@ -217,15 +217,17 @@ def _dependency_blocks(result: Suspects, room: int, live: Present = NOTHING) -> 
     rows = [i for i in range(len(deps)) if i not in entries] if tabled else []
     if rows:
         room -= sum(len(line) + 1 for line in lines)
-        fitted = min(fit([" ".join(dependency_row(deps[i])) for i in rows], room), TABLE_ROWS - 1)
+        cells = [dependency_row(deps[i]) for i in rows[: TABLE_ROWS - 1]]
+        fitted = fit([" ".join(row) for row in cells], room)
         if fitted:
-            blocks.append(table(TABLE_HEAD, [dependency_row(deps[i]) for i in rows[:fitted]], ("left", "right")))
+            blocks.append(table(TABLE_HEAD, cells[:fitted], ("left", "right")))
         chosen = sorted([*chosen, *rows[:fitted]])
     left = len(deps) - len(chosen)
     if left:
         blocks.append(section(f"_… and {plural(left, 'more dependency', 'more dependencies')} (full list attached)_"))
     shown = [deps[i] for i in chosen]
-    deploys = [CitedSource(f"deploy {s.deploy.id}", s.deploy.url) for d in shown for s in d.deploys[:DEPLOYS_SHOWN]]
+    suspected = [*result.own_deploys[:DEPLOYS_SHOWN], *(s for d in shown for s in d.deploys[:DEPLOYS_SHOWN])]
+    deploys = [CitedSource(f"deploy {s.deploy.id}", s.deploy.url) for s in suspected]
     blocks += sources_card((d.edges[-1] for d in shown if d.edges), "suspects-sources", deploys)
     cut = left > 0 or any(len(d.deploys) > DEPLOYS_SHOWN for d in deps) or len(result.own_deploys) > DEPLOYS_SHOWN
     return blocks, cut or bool(rows)
