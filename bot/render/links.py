@@ -29,6 +29,12 @@ def web_url(url: str) -> str | None:
     return url if parts.scheme.lower() in ("http", "https") and host else None
 
 
+def opening_lines(edge: EdgeFacts, indent: str) -> list[str]:
+    """Under an edge's receipt, each of its sources that opens somewhere with its URL beside it
+    (`↗ catalog/payments.yaml#3 https://…`), for plain text: the terminal, Slack's attached text."""
+    return [f"{indent}  ↗ {c.source} {url}" for c in cited_sources(edge) if (url := web_url(c.url))]
+
+
 def opened(edges: Iterable[EdgeFacts]) -> Iterator[CitedSource]:
     """The receipts of `edges` that open somewhere, each URL once, in the order the edges cite them."""
     seen: set[str] = set()

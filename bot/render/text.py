@@ -21,12 +21,12 @@ from rich.text import Text
 from bot.model.ports import Phrasing
 from bot.render.freshness import Freshness
 from bot.render.labels import labelled
-from bot.render.links import web_url
+from bot.render.links import opening_lines, web_url
 from bot.render.live import failing_count, incident_text, mark_text
 from bot.render.wording import format_age as format_age  # re-exported: bot.cli.main reads it from here
 from bot.render.wording import more_problems, problem_text, problems_heading, window_span
 from bot.render.wording import summarized as _summarized
-from graph.citations import cite_edge, cited_sources
+from graph.citations import cite_edge
 from graph.coverage import DEPENDENCIES, DEPENDENTS, nothing_found, what_it_knows
 from graph.edges import EdgeFacts
 from graph.exposure.passages import CitedPassage, snippet
@@ -136,8 +136,7 @@ def cited_lines(edge: EdgeFacts, indent: str, style: str = "") -> list[Text]:
     """The edge's receipt, then each of its sources that opens somewhere with its URL beside it
     (`↗ catalog/payments.yaml#3 https://…`): printed as text, never as a terminal hyperlink."""
     lines = [Text(f"{indent}{cite_edge(edge)}", style=style)]
-    opens = [c for c in cited_sources(edge) if web_url(c.url)]
-    return lines + [Text(f"{indent}  ↗ {c.source} {c.url}", style="dim") for c in opens]
+    return lines + [Text(line, style="dim") for line in opening_lines(edge, indent)]
 
 
 def _now_lines(live: Present, mark: LiveMark | None, incidents: Sequence[Incident]) -> list[Text]:

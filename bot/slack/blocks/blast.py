@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.render.freshness import Freshness
+from bot.render.links import opening_lines
 from bot.render.live import failing_count
 from bot.render.wording import plural
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
@@ -39,6 +40,7 @@ from bot.slack.blocks.live import NOW_HEADING, live_context, now_lines, now_plai
 from bot.slack.blocks.passages import passages_blocks, passages_plain
 from graph.citations import cite_edge, provenance
 from graph.coverage import DEPENDENTS, nothing_found
+from graph.edges import EdgeFacts
 from graph.exposure.passages import CitedPassage
 from graph.exposure.visibility import HIDDEN
 from graph.naming.refs import short_name
@@ -248,7 +250,7 @@ def blast_lines(
         owners = ", ".join(short_name(o) for o in impact.owners) or "none known"
         yield f"  {short_name(impact.entity)}  {impact.impact}  owners: {owners}\n"
         yield "".join(f"{line}\n" for line in now_plain(live, shown.mark(impact), shown.incidents(impact)))
-        yield "".join(f"      {cite_edge(e)}\n" for e in reversed(impact.edges))
+        yield "".join(f"{line}\n" for e in reversed(impact.edges) for line in cited_plain(e, "      "))
         if impact.hidden:
             yield f"      {plural(impact.hidden, 'hidden entity', 'hidden entities')} on this path\n"
     if counts.visible > listed:
@@ -263,6 +265,11 @@ def blast_lines(
         yield live.said() + "\n"
     yield graph_age(freshness) + "\n"
     yield from (f"⚠ stale graph: {reason}\n" for reason in freshness.warnings)
+
+
+def cited_plain(edge: EdgeFacts, indent: str) -> list[str]:
+    """An edge's receipt as plain text, each source that opens somewhere under it with its URL."""
+    return [f"{indent}{cite_edge(edge)}", *opening_lines(edge, indent)]
 
 
 def blast_summary(result: BlastRadius, *, top: int = 5, live: Present = NOTHING) -> list[Block]:

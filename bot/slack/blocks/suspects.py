@@ -13,7 +13,7 @@ from bot.model.ports import Phrasing
 from bot.query.bundle import SUSPECTS_DEPTH
 from bot.render.freshness import Freshness
 from bot.render.wording import format_age, plural, utc, window_span, window_token
-from bot.slack.blocks.blast import blast_lines, blast_summary
+from bot.slack.blocks.blast import blast_lines, blast_summary, cited_plain
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
     CARD_CHARS,
@@ -43,7 +43,7 @@ from bot.slack.blocks.kit import (
 )
 from bot.slack.blocks.live import NOW_HEADING, live_context, now_lines, now_plain
 from bot.slack.blocks.passages import passages_blocks, passages_plain
-from graph.citations import CitedSource, cite_edge, provenance
+from graph.citations import CitedSource, provenance
 from graph.coverage import DEPENDENCIES, nothing_found
 from graph.exposure.passages import CitedPassage
 from graph.naming.refs import short_name
@@ -270,7 +270,7 @@ def suspects_text(
         indent = "  " * dep.hops
         lines.append(f"{indent}{short_name(dep.entity)}  ({plural(dep.hops, 'hop')})  owners: {owners}")
         lines += now_plain(live, live.mark(dep.edges, dep.entity), live.open_incidents(dep.entity), f"{indent}    ")
-        lines += [f"{indent}    {cite_edge(e)}" for e in dep.edges[-1:]]
+        lines += [line for e in dep.edges[-1:] for line in cited_plain(e, f"{indent}    ")]
         if dep.hidden:
             lines.append(f"{indent}    {plural(dep.hidden, 'hidden entity', 'hidden entities')} on this path")
         lines += [f"{indent}    ! suspect — {s.reason}: {_deploy_plain(s)}" for s in dep.deploys]

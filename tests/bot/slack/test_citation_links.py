@@ -13,6 +13,7 @@ from slack_sdk.models.blocks import Block
 
 from bot.render.json import blast_json, suspects_json
 from bot.render.text import render_blast, render_suspects
+from bot.slack.blocks.blast import blast_lines
 from bot.slack.blocks.messages import format_answer, format_blast_radius, format_suspects
 from graph.exposure.redaction import HIDDEN_SOURCE
 from graph.facts import Assertion, Citation, Deploy
@@ -74,6 +75,8 @@ def test_slack_links_each_cited_edge_to_its_source_named_by_what_it_is_and_cards
     assert f"<{PAGE_URL}|PagerDuty>" in text
     # `payments.yaml` reads as a host name: shown plain beside a link named by the host it goes to.
     assert f"payments.yaml (<{FILE_URL}|git.example.com>)" in text
+    full = "".join(blast_lines(blast_radius(snap, c("payments")), judged(snap)))  # the text a cut answer attaches
+    assert f"  ↗ catalog/payments.yaml#1 {FILE_URL}\n" in full and f"  ↗ pagerduty:R1 {PAGE_URL}\n" in full
     (card,) = of_type(message, "task_card")
     assert Block.parse(card) is not None
     assert card["sources"] == [
