@@ -78,7 +78,7 @@ def stale_policy(settings: Settings) -> StalePolicy:
 def _access(settings: Settings) -> SourceAccess:
     try:
         return source_access(settings)
-    except ValueError as exc:  # a malformed ONCALL_GRAPH_OBSERVED_WINDOW: say which, never a traceback
+    except ValueError as exc:  # a malformed ONCALL_GRAPH_OBSERVED_WINDOW or _BACKSTAGE_URL: say which
         raise UsageError(str(exc)) from exc
 
 
