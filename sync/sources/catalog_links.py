@@ -1,11 +1,12 @@
 """Where a catalog descriptor opens, as its annotations say: Backstage's own `backstage.io/view-url`,
-else `backstage.io/source-location` (`url:https://…/tree/main/`) joined with the document's path
-under the catalog root; else, where ONCALL_GRAPH_BACKSTAGE_URL is set, the entity's page there.
-Only http(s) URLs are kept; the renderers check again where they link."""
+else `backstage.io/source-location` when it names a folder at a ref (`url:https://…/tree/main/`)
+joined with the document's path under the catalog root; else, where ONCALL_GRAPH_BACKSTAGE_URL is
+set, the entity's page there. Only http(s) URLs are kept; the renderers check again where they link."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
@@ -13,6 +14,10 @@ from urllib.parse import quote
 VIEW_URL = "backstage.io/view-url"
 SOURCE_LOCATION = "backstage.io/source-location"
 _WEB = ("https://", "http://")
+# A folder at a ref, as GitHub (`/tree/main/`), GitLab (`/-/tree/main/`) and Bitbucket (`/src/main/`)
+# browse one: only such a location has files under it. A repository's root URL names no ref, and a
+# path joined to it opens nothing (a catalog folder describing many repositories says so for each).
+_FOLDER_AT_REF = re.compile(r"/(?:-/)?(?:tree|blob|src)/[^/]+")
 
 
 def descriptor_url(annotations: Mapping[str, str], relative: str | None) -> str:
@@ -22,8 +27,9 @@ def descriptor_url(annotations: Mapping[str, str], relative: str | None) -> str:
     if view.startswith(_WEB):
         return view
     target = annotations.get(SOURCE_LOCATION, "").strip()
-    if relative and target.startswith("url:") and target[4:].startswith(_WEB):
-        return f"{target[4:].rstrip('/')}/{relative}"
+    folder = target[4:] if target.startswith("url:") else ""
+    if relative and folder.startswith(_WEB) and _FOLDER_AT_REF.search(folder):
+        return f"{folder.rstrip('/')}/{relative}"
     return ""
 
 

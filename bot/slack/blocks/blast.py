@@ -15,7 +15,9 @@ from bot.render.live import failing_count
 from bot.render.wording import plural
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
+    BLOCKS_JSON_BUDGET,
     CARD_CHARS,
+    CARD_JSON,
     TABLE_ROWS,
     TEXT_BUDGET,
     Block,
@@ -25,6 +27,7 @@ from bot.slack.blocks.kit import (
     escape,
     fit,
     header,
+    json_length,
     message,
     name,
     names,
@@ -53,9 +56,8 @@ SYSTEMS_SHOWN = 8
 EDGES_SHOWN = 4
 OWNERS_SHOWN = 5
 RESERVE = 150  # the "and N more" line
-# More impacted entities than this read as a table (one row each, paths on the sources card and in
-# the attached full text); fewer keep their cited paths inline, which a short list has room for.
-TABLE_AFTER = 8
+# Impacted entities are entries with their cited paths while all of them fit; a list too long for
+# that is one table (a row each, many more shown), its paths in the attached text and on the card.
 TABLE_HEAD = ("entity", "impact", "hops", "owners", "via")
 
 
@@ -102,12 +104,15 @@ def format_blast_radius(
         tail += share_button(_share_value(result))
     room = TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_CHARS
     impacts = shown.first(FIRST_SCREEN)
-    tabled = counts.visible > TABLE_AFTER
-    if tabled:
-        body, listed = impact_table(impacts, room, shown)
-    else:
-        lines, listed = impact_lines(impacts, room, shown)
-        body = pack(lines) if lines else [section(_nothing(result, counts))]
+    lines, listed = impact_lines(impacts, room, shown)
+    body = pack(lines) if lines else [section(_nothing(result, counts))]
+    tabled = False
+    if listed < counts.visible:  # a row each shows more of a long list, where the names are long
+        many = shown.first(TABLE_ROWS - 1)
+        fixed = json_length(head + tail) + CARD_JSON + RESERVE
+        rows, fitted = impact_table(many, BLOCKS_JSON_BUDGET - fixed, shown)
+        if fitted > listed:
+            body, listed, impacts, tabled = rows, fitted, many, True
     more = counts.visible - listed
     if more > 0:
         body.append(
@@ -169,11 +174,10 @@ def impact_lines(impacts: tuple[Impact, ...], room: int, live: LiveBlast | None 
 
 
 def impact_table(impacts: tuple[Impact, ...], room: int, live: LiveBlast) -> tuple[list[Block], int]:
-    """(one table block, how many rows fit in `room` and in Slack's rows): failing now first, then
-    nearest first, as the entries are."""
+    """(one table block, how many rows fit in `room` characters of block JSON): failing now first,
+    then nearest first, as the entries are."""
     rows = [impact_row(i, live) for i in impacts]
-    shown = min(fit(["".join(row) + " " * len(row) for row in rows], room), TABLE_ROWS - 1)
-    return [table(TABLE_HEAD, rows[:shown], ("left", "left", "right", "left", "left"))], shown
+    return table(TABLE_HEAD, rows, ("left", "left", "right", "left", "left"), room=room)
 
 
 def impact_row(impact: Impact, live: LiveBlast) -> tuple[str, ...]:

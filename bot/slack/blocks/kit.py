@@ -304,13 +304,36 @@ def cell(text: str) -> Block:
     return {"type": "raw_text", "text": file_title(text, TABLE_CELL_CHARS) or "-"}
 
 
-def table(head: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] = ()) -> Block:
-    """One table block: a header row, then at most TABLE_ROWS - 1 rows; `align` per column."""
-    body = [[cell(text) for text in row] for row in rows[: TABLE_ROWS - 1]]
-    block: Block = {"type": "table", "rows": [[cell(text) for text in head], *body]}
+# A message's blocks as JSON: past about 13k Slack refuses a post with `msg_blocks_too_long`, and a
+# table's cells count there with their JSON (30 characters a cell before its text), unlike the text
+# of a section. Tables are fitted under it, with the rest of the message and its sources card.
+BLOCKS_JSON_BUDGET = 12_500
+CARD_JSON = 1_600  # a sources card: ten URLs and their names
+
+
+def json_length(blocks: Iterable[Block]) -> int:
+    return sum(len(json.dumps(block, ensure_ascii=False)) for block in blocks)
+
+
+def table(
+    head: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] = (), *, room: int
+) -> tuple[list[Block], int]:
+    """(one table block, or none, and how many rows it holds): a header row, then the rows that fit
+    in `room` characters of block JSON and Slack's 100 rows; `align` per column."""
+    built: list[list[Block]] = [[cell(text) for text in head]]
+    used = json_length([{"type": "table", "rows": built}]) + 80 * bool(align)
+    for row in rows[: TABLE_ROWS - 1]:
+        cells = [cell(text) for text in row]
+        used += len(json.dumps(cells, ensure_ascii=False)) + 1
+        if used > room:
+            break
+        built.append(cells)
+    if len(built) == 1:
+        return [], 0
+    block: Block = {"type": "table", "rows": built}
     if align:
         block["column_settings"] = [{"align": a} for a in align]
-    return block
+    return [block], len(built) - 1
 
 
 def header(text: str) -> Block:

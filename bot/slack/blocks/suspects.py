@@ -16,7 +16,9 @@ from bot.render.wording import format_age, plural, utc, window_span, window_toke
 from bot.slack.blocks.blast import blast_lines, blast_summary, cited_plain
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
+    BLOCKS_JSON_BUDGET,
     CARD_CHARS,
+    CARD_JSON,
     TABLE_ROWS,
     TEXT_BUDGET,
     Block,
@@ -27,8 +29,8 @@ from bot.slack.blocks.kit import (
     context,
     divider,
     escape,
-    fit,
     header,
+    json_length,
     labelled_link,
     message,
     name,
@@ -57,9 +59,8 @@ FIELD_CHARS = 80
 HEADING_COST = 12  # "*N hops*\n" before the first entry of each hop
 RESERVE = 150
 PHRASING_CHARS = 2500
-# More dependencies than this: those with a suspect deploy or failing now keep their entries, the
-# rest are one table (a long list of quiet dependencies reads best as rows).
-TABLE_AFTER = 8
+# Dependencies are entries while all of them fit; past that, those with a suspect deploy or failing
+# now stay entries and the quiet rest are one table (many more of them shown, a row each).
 TABLE_HEAD = ("entity", "hops", "owners", "via")
 
 
@@ -79,7 +80,8 @@ def format_suspects(
     head = [header(f"Suspects: {short_name(result.entity)}"), *warning, *_summary_blocks(result)]
     tail = [*passages_blocks(passages), *live_context(live), footer]
     tail += [] if shared else share_button(_share_value(result))
-    body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_CHARS, live)
+    room = TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_CHARS
+    body, cut = _dependency_blocks(result, room, live, BLOCKS_JSON_BUDGET - json_length(head + tail) - CARD_JSON)
     full = (lambda: (suspects_text(result, freshness, passages, live),)) if cut else None
     return message(stale_prefix(freshness) + _fallback(result), head + body + tail, full)
 
@@ -108,7 +110,8 @@ def format_alert_reply(
     ]
     tail = [divider(), *blast_summary(blast_result, live=live), *passages_blocks(passages), *live_context(live), footer]
     room = TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_CHARS
-    body, cut = _dependency_blocks(suspects_result, room, live)
+    json_room = BLOCKS_JSON_BUDGET - json_length(head + tail) - CARD_JSON
+    body, cut = _dependency_blocks(suspects_result, room, live, json_room)
 
     def full() -> Iterator[str]:
         if phrasing:
@@ -193,35 +196,28 @@ def _failing_now(dep: Dependency, live: Present) -> bool:
     return (mark is not None and mark.failing) or bool(live.open_incidents(dep.entity))
 
 
-def _dependency_blocks(result: Suspects, room: int, live: Present = NOTHING) -> tuple[list[Block], bool]:
+def _dependency_blocks(result: Suspects, room: int, live: Present, json_room: int) -> tuple[list[Block], bool]:
     """(blocks, whether anything was left out): entries chosen failing-now first, then suspects,
     shown in the order the query layer ranked them, each group under its heading."""
     deps = result.dependencies
     if not deps:
         return [section(escape(nothing_found(result.entity, DEPENDENCIES, result.coverage)))], False
     now = [_failing_now(d, live) for d in deps]
-    tabled = len(deps) > TABLE_AFTER
-    # With a table, only the dependencies that need reading are entries; each row costs about 60 characters.
-    listed = [i for i in range(len(deps)) if now[i] or deps[i].deploys] if tabled else list(range(len(deps)))
-    entries = {i: dependency_entry(deps[i], result.now, live) for i in listed}
-    chosen = [
-        listed[j]
-        for j in _choose([deps[i] for i in listed], [entries[i] for i in listed], room, [now[i] for i in listed])
-    ]
-    lines, group = [], ""
-    for i in chosen:
-        heading = NOW_HEADING if now[i] else f"*{plural(deps[i].hops, 'hop')}*"
-        lines.append(("" if heading == group else f"{heading}\n") + entries[i])
-        group = heading
-    blocks = pack(lines)
-    rows = [i for i in range(len(deps)) if i not in entries] if tabled else []
-    if rows:
-        room -= sum(len(line) + 1 for line in lines)
-        cells = [dependency_row(deps[i]) for i in rows[: TABLE_ROWS - 1]]
-        fitted = fit([" ".join(row) for row in cells], room)
-        if fitted:
-            blocks.append(table(TABLE_HEAD, cells[:fitted], ("left", "right")))
-        chosen = sorted([*chosen, *rows[:fitted]])
+    entries = [dependency_entry(d, result.now, live) for d in deps]
+    chosen = _choose(deps, entries, room, now)
+    blocks, tabled = _entries(deps, chosen, entries, now), False
+    if len(chosen) < len(deps):
+        # Too many for entries: those that need reading (a suspect deploy, failing now) stay entries and
+        # the quiet rest are one table, where that shows more of them (a row each costs its JSON).
+        needed = [i for i in range(len(deps)) if now[i] or deps[i].deploys]
+        picked = _choose([deps[i] for i in needed], [entries[i] for i in needed], room, [now[i] for i in needed])
+        kept = [needed[j] for j in picked]
+        quiet = sorted(set(range(len(deps))) - set(needed))
+        cells = [dependency_row(deps[i]) for i in quiet[: TABLE_ROWS - 1]]
+        first = _entries(deps, kept, entries, now)
+        built, fitted = table(TABLE_HEAD, cells, ("left", "right"), room=json_room - json_length(first))
+        if len(kept) + fitted > len(chosen):
+            blocks, chosen, tabled = first + built, sorted([*kept, *quiet[:fitted]]), True
     left = len(deps) - len(chosen)
     if left:
         blocks.append(section(f"_… and {plural(left, 'more dependency', 'more dependencies')} (full list attached)_"))
@@ -230,7 +226,19 @@ def _dependency_blocks(result: Suspects, room: int, live: Present = NOTHING) -> 
     deploys = [CitedSource(f"deploy {s.deploy.id}", s.deploy.url) for s in suspected]
     blocks += sources_card((d.edges[-1] for d in shown if d.edges), "suspects-sources", deploys)
     cut = left > 0 or any(len(d.deploys) > DEPLOYS_SHOWN for d in deps) or len(result.own_deploys) > DEPLOYS_SHOWN
-    return blocks, cut or bool(rows)
+    return blocks, cut or tabled
+
+
+def _entries(
+    deps: Sequence[Dependency], chosen: Sequence[int], entries: Sequence[str], now: Sequence[bool]
+) -> list[Block]:
+    """The chosen dependencies' entries, each group under its heading."""
+    lines, group = [], ""
+    for i in chosen:
+        heading = NOW_HEADING if now[i] else f"*{plural(deps[i].hops, 'hop')}*"
+        lines.append(("" if heading == group else f"{heading}\n") + entries[i])
+        group = heading
+    return pack(lines)
 
 
 def dependency_row(dep: Dependency) -> tuple[str, ...]:

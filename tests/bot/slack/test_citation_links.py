@@ -13,16 +13,18 @@ from slack_sdk.models.blocks import Block
 
 from bot.render.json import blast_json, suspects_json
 from bot.render.text import render_blast, render_suspects
-from bot.slack.blocks.blast import blast_lines
+from bot.slack.blocks.blast import blast_lines, impact_lines, impact_row
 from bot.slack.blocks.messages import format_answer, format_blast_radius, format_suspects
 from graph.exposure.redaction import HIDDEN_SOURCE
 from graph.facts import Assertion, Citation, Deploy
 from graph.questions.ask import ask
+from graph.traffic.live import NOTHING, LiveBlast
 from graph.walks.blast import blast_radius
 from graph.walks.suspects import suspects
 from tests.bot.slack.test_blocks import NOW, OUTSIDER, RESTRICTED, assert_within_limits, c, fresh, judged, of_type
 from tests.graph.builders import dep, entity, snapshot
 
+LONG = "with-a-name-long-enough-that-entries-with-their-paths-fit-few"
 FILE_URL = "https://git.example.com/acme/payments/blob/main/catalog-info.yaml"
 PAGE_URL = "https://acme.pagerduty.com/service-directory/P1"
 
@@ -118,22 +120,31 @@ def test_the_url_of_a_citation_naming_a_hidden_entity_is_hidden_with_it() -> Non
     assert "vault" not in everything
 
 
-def test_a_long_blast_radius_is_one_valid_table_with_the_next_hop_and_where_it_comes_from() -> None:
+def test_a_blast_radius_too_long_for_its_paths_is_one_valid_table_with_the_next_hop_and_its_provenance() -> None:
     hub = c("payments")
-    refs = [c(f"svc-{i}") for i in range(12)]
+    refs = [c(f"svc-{i}-{LONG}") for i in range(150)]
     entities = [entity(hub), entity("group:default/pay"), *(entity(r) for r in refs)]
     edges = [dep(r, hub) for r in refs] + [dep(r, "group:default/pay", rel="owned_by") for r in refs]
     edges.append(dep(c("edge"), refs[0]))
     entities.append(entity(c("edge")))
     snap = fresh(snapshot(entities, edges))
-    message = format_blast_radius(blast_radius(snap, hub), judged(snap))
+    result = blast_radius(snap, hub)
+    message = format_blast_radius(result, judged(snap))
     assert_within_limits(message)
     (table,) = of_type(message, "table")
     rows = [[cell["text"] for cell in row] for row in table["rows"]]
     assert rows[0] == ["entity", "impact", "hops", "owners", "via"]
-    assert ["svc-0", "breaks", "1", "pay", "payments (declared)"] in rows
-    assert ["edge", "breaks", "2", "none known", "svc-0 (declared)"] in rows
-    assert len(rows) == 14 and message.full_text is not None  # the cited paths are in the attached text
+    assert [f"svc-0-{LONG}", "breaks", "1", "pay", "payments (declared)"] in rows
+    (far,) = [i for i in result.impacted if i.entity == c("edge")]  # past the rows shown: its row as built
+    row = impact_row(far, LiveBlast(result, NOTHING))
+    assert row == ("edge", "breaks", "2", "none known", f"svc-0-{LONG} (declared)")
+    # More rows than entries with their paths would have shown, inside the blocks' JSON budget.
+    lines, entries = impact_lines(LiveBlast(result, NOTHING).first(60), 9000, LiveBlast(result, NOTHING))
+    assert len(rows) - 1 > entries
+    assert sum(len(json.dumps(b)) for b in message.blocks) < 14_000
+    seen = html.unescape(json.dumps(message.blocks, ensure_ascii=False))
+    assert f"… and {151 - (len(rows) - 1)} more impacted entities" in seen
+    assert message.full_text is not None and f"svc-149-{LONG} -depends_on-> payments" in message.full_text
 
 
 def test_a_short_blast_radius_keeps_its_cited_paths_inline_and_no_table() -> None:
@@ -142,28 +153,28 @@ def test_a_short_blast_radius_keeps_its_cited_paths_inline_and_no_table() -> Non
     assert not of_type(message, "table")
 
 
-def test_suspects_keep_dependencies_with_deploys_as_entries_and_table_the_quiet_rest() -> None:
+def test_suspects_too_many_for_entries_keep_those_with_deploys_and_table_the_quiet_rest() -> None:
     root = c("web")
-    refs = [c(f"dep-{i}") for i in range(10)]
+    refs = [c(f"dep-{i}-{LONG}") for i in range(120)]
     deploy_url = "https://ci.example.com/r-8812"
     citation = Citation("deploys", "deploys.jsonl:r-8812", origin="deploy:r-8812")
-    shipped = Deploy("r-8812", "dep-3", NOW - timedelta(minutes=30), citation, version="v2", url=deploy_url)
+    shipped = Deploy("r-8812", f"dep-3-{LONG}", NOW - timedelta(minutes=30), citation, version="v2", url=deploy_url)
     snap = fresh(snapshot([entity(root), *(entity(r) for r in refs)], [dep(root, r) for r in refs], [shipped]))
     found = suspects(snap, root, now=NOW)
     message = format_suspects(found, judged(snap))
     assert_within_limits(message)
     (table,) = of_type(message, "table")
     tabled = [row[0]["text"] for row in table["rows"][1:]]
-    assert "dep-3" not in tabled and len(tabled) == 9
+    assert f"dep-3-{LONG}" not in tabled and f"dep-0-{LONG}" in tabled and len(tabled) > 20
+    assert sum(len(json.dumps(b)) for b in message.blocks) < 14_000
     seen = html.unescape(json.dumps(message.blocks))
     assert f"<{deploy_url}|r-8812> (ci.example.com)" in seen
     (card,) = of_type(message, "task_card")
     assert {"type": "url", "url": deploy_url, "text": "deploy r-8812"} in card["sources"]
     lines = "\n".join(line.plain for line in render_suspects(found))
     assert f"↗ deploy r-8812 {deploy_url}" in lines
-    assert suspects_json("web", found)["dependencies"][3]["deploys"][0]["citations"] == [
-        {"source": "deploys.jsonl:r-8812", "url": deploy_url}
-    ]
+    (suspected,) = [d for d in suspects_json("web", found)["dependencies"] if d["deploys"]]
+    assert suspected["deploys"][0]["citations"] == [{"source": "deploys.jsonl:r-8812", "url": deploy_url}]
 
 
 def test_a_questions_answer_cards_the_sources_of_its_cited_edges() -> None:

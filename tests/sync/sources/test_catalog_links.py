@@ -23,6 +23,10 @@ def test_a_url_that_is_no_web_url_is_never_where_a_descriptor_opens() -> None:
     for hostile in ("javascript:alert(1)", "file:///etc/passwd", "data:text/html,x", "url:javascript:x"):
         assert descriptor_url({VIEW: hostile, SOURCE: hostile}, "x.yaml") == "", hostile
     assert descriptor_url({SOURCE: "github:acme/x"}, "x.yaml") == ""  # not the `url:` form
+    # A repository's root names no ref: a catalog folder's path joined to it would open nothing.
+    assert descriptor_url({SOURCE: "url:https://github.com/acme/antifraud/"}, "payments.yaml") == ""
+    gitlab = {SOURCE: "url:https://gitlab.example.com/g/r/-/tree/v2/deploy/"}
+    assert descriptor_url(gitlab, "x.yaml") == "https://gitlab.example.com/g/r/-/tree/v2/deploy/x.yaml"
 
 
 def test_the_path_under_the_catalog_root_as_the_locators_name_it(tmp_path: Path) -> None:
