@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, create_model, field_validator
+from pydantic import Field, ValidationError, create_model, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from graph.health.freshness import StalePolicy
@@ -66,6 +66,9 @@ class Settings(_SourceSettings):
     live_cache: float = Field(30.0, ge=0, validation_alias="ONCALL_GRAPH_LIVE_CACHE")
     # Open incidents are read from here with PAGERDUTY_API_TOKEN; empty: the --pagerduty source's URL, else PagerDuty's.
     pagerduty_api_url: str = Field("", validation_alias="ONCALL_GRAPH_PAGERDUTY_API_URL")
+    # The Backstage app's base URL: links to its entity pages (`/catalog/<namespace>/<kind>/<name>`) are
+    # unfurled, and a cited descriptor with no file URL links to its entity page there.
+    backstage_url: str = Field("", validation_alias="ONCALL_GRAPH_BACKSTAGE_URL")
     # Where the snapshot image is kept: empty = beside a SQLite file, else the user's cache folder; "off" = none.
     snapshot_dir: str = Field("", validation_alias="ONCALL_GRAPH_SNAPSHOT_DIR")
 
@@ -77,8 +80,6 @@ class Settings(_SourceSettings):
     alert_channel: str = Field("", validation_alias="ONCALL_GRAPH_ALERT_CHANNEL")
     watch_channels: str = Field("", validation_alias="ONCALL_GRAPH_WATCH_CHANNELS")
     alert_bots: str = Field("PagerDuty", validation_alias="ONCALL_GRAPH_ALERT_BOTS")
-    # The Backstage base URL: links to its entity pages (`/catalog/<namespace>/<kind>/<name>`) are unfurled.
-    backstage_url: str = Field("", validation_alias="ONCALL_GRAPH_BACKSTAGE_URL")
     port: int = Field(3000, validation_alias="PORT")
     # Unset: /metrics on PORT with everything else. Set: /metrics only there, and PORT no longer serves it.
     metrics_port: int | None = Field(None, ge=0, le=65535, validation_alias="ONCALL_GRAPH_METRICS_PORT")
@@ -133,6 +134,24 @@ class Settings(_SourceSettings):
             raise ValueError(f"ONCALL_GRAPH_STALE_AFTER: expected SOURCE=SECONDS pairs, got {bad[0]!r}")
         return {name.strip(): float(seconds) for name, seconds in pairs}
 
+    def backstage_base(self) -> str:
+        """ONCALL_GRAPH_BACKSTAGE_URL without its trailing slash; "" when unset."""
+        base = self.backstage_url.strip().rstrip("/")
+        parts = urlsplit(base)
+        if base and (parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment):
+            raise ValueError(f"ONCALL_GRAPH_BACKSTAGE_URL: expected an http(s) base URL, got {base!r}")
+        return base
+
     def stale_policy(self) -> StalePolicy:
         """The limits every freshness verdict (answers, lag, metrics, alerts) is judged by."""
         return StalePolicy(self.sync_interval, self.stale_after_map())
+
+
+def read_settings() -> Settings:
+    """The settings from the environment; a bad value raises ValueError naming each variable and what
+    is wrong with it, in one line each (pydantic's own report is a traceback's worth of text)."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = [f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}" for error in exc.errors()]
+        raise ValueError("; ".join(problems)) from None

@@ -45,7 +45,8 @@ def clock() -> datetime:
 
 def source_access(settings: Settings) -> SourceAccess:
     limits = ReadLimits(settings.max_file_bytes, settings.source_deadline)
-    return SourceAccess(settings.http_timeout, settings.source_tokens(), limits, trace_options(settings))
+    pages = settings.backstage_base()
+    return SourceAccess(settings.http_timeout, settings.source_tokens(), limits, trace_options(settings), pages)
 
 
 def trace_options(settings: Settings) -> TraceOptions:

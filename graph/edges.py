@@ -54,7 +54,7 @@ def _slot_filler(cls: type[Any]) -> Any:
 new_edge_facts: Callable[[str, str, str, tuple[Citation, ...], int, bool, bool, tuple[str, ...], bool], EdgeFacts]
 new_edge_facts = _slot_filler(EdgeFacts)
 
-# Citation(source, locator, origin, text, extracted, evidence): `graph.observed.dress` makes one per observed
-# citation an answer shows, and `drift` shows every undeclared call.
-new_citation: Callable[[str, str, str, str, bool, str], Citation]
+# Citation(source, locator, origin, text, extracted, evidence, url): `graph.observed.dress` makes one per
+# observed citation an answer shows, and `drift` shows every undeclared call.
+new_citation: Callable[[str, str, str, str, bool, str, str], Citation]
 new_citation = _slot_filler(Citation)

@@ -31,6 +31,10 @@ class Citation:
     # The kind of evidence (`graph.evidence`); empty: the kind its source and `extracted` imply, so
     # the facts stored before evidence had a name keep their keys.
     evidence: str = ""
+    # Where the cited text opens, as its source said it (a descriptor's file, a PagerDuty service's
+    # page): untrusted text like the rest, made a link only at an escaping boundary. Last, so that
+    # the facts stored before it keep their keys.
+    url: str = ""
 
     @property
     def unit(self) -> str:

@@ -200,7 +200,7 @@ def dress(edge: EdgeFacts, calls: CallTable) -> EdgeFacts:
     # The slot fillers, not `dataclasses.replace`: `drift` dresses every undeclared call (bench: 150k
     # at 100k entities, where `replace` alone took a second).
     cited = tuple(
-        new_citation(c.source, describe(c, calls.get(c.origin)), c.origin, c.text, c.extracted, c.evidence)
+        new_citation(c.source, describe(c, calls.get(c.origin)), c.origin, c.text, c.extracted, c.evidence, c.url)
         if c.evidence == OBSERVED
         else c
         for c in edge.citations

@@ -30,7 +30,7 @@ from bot.render import json as render_json
 from bot.render import text as render_text
 from bot.render.dot import Picture
 from bot.render.png import PictureRenderer
-from bot.settings import Settings
+from bot.settings import Settings, read_settings
 from bot.telemetry.metrics import Metrics
 from bot.wiring import (
     StoreError,
@@ -80,7 +80,7 @@ def stale_policy(settings: Settings) -> StalePolicy:
 def _access(settings: Settings) -> SourceAccess:
     try:
         return source_access(settings)
-    except ValueError as exc:  # a malformed ONCALL_GRAPH_OBSERVED_WINDOW: say which, never a traceback
+    except ValueError as exc:  # a malformed ONCALL_GRAPH_OBSERVED_WINDOW or _BACKSTAGE_URL: say which
         raise UsageError(str(exc)) from exc
 
 
@@ -359,7 +359,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
     out = render_text.SafeConsole(soft_wrap=True, highlight=False)
     err = render_text.SafeConsole(stderr=True, soft_wrap=True, highlight=False)
-    settings = Settings()
+    try:
+        settings = read_settings()
+    except ValueError as exc:
+        err.print(Text(f"oncall-graph: bad setting: {exc}", style="bold red"))
+        return EXIT_USAGE
     wall = clock()
     specs = source_specs(args, settings)
     if args.command == "migrate":

@@ -21,12 +21,14 @@ from rich.text import Text
 from bot.model.ports import Phrasing
 from bot.render.freshness import Freshness
 from bot.render.labels import labelled
+from bot.render.links import opening_lines, web_url
 from bot.render.live import failing_count, incident_text, mark_text
 from bot.render.wording import format_age as format_age  # re-exported: bot.cli.main reads it from here
 from bot.render.wording import more_problems, problem_text, problems_heading, window_span
 from bot.render.wording import summarized as _summarized
 from graph.citations import cite_edge
 from graph.coverage import DEPENDENCIES, DEPENDENTS, nothing_found, what_it_knows
+from graph.edges import EdgeFacts
 from graph.exposure.passages import CitedPassage, snippet
 from graph.facts import Deploy, Problem
 from graph.health.hygiene import LintReport
@@ -127,7 +129,14 @@ def _impact_lines(impact: Impact, live: LiveBlast | None = None) -> list[Text]:
     head.append(f"  {impact.impact}")
     head.append(f"  owners: {_names(impact.owners) or 'none known'}", style="cyan")
     now = _now_lines(live.present, live.mark(impact), live.incidents(impact)) if live else []
-    return [head, *now] + [Text(f"      {cite_edge(e)}", style="dim") for e in reversed(impact.edges)]
+    return [head, *now] + [line for e in reversed(impact.edges) for line in cited_lines(e, "      ", "dim")]
+
+
+def cited_lines(edge: EdgeFacts, indent: str, style: str = "") -> list[Text]:
+    """The edge's receipt, then each of its sources that opens somewhere with its URL beside it
+    (`↗ catalog/payments.yaml#3 https://…`): printed as text, never as a terminal hyperlink."""
+    lines = [Text(f"{indent}{cite_edge(edge)}", style=style)]
+    return lines + [Text(line, style="dim") for line in opening_lines(edge, indent)]
 
 
 def _now_lines(live: Present, mark: LiveMark | None, incidents: Sequence[Incident]) -> list[Text]:
@@ -193,19 +202,25 @@ def render_suspects(result: Suspects, live: Present = NOTHING) -> list[Text]:
     for s in result.own_deploys:
         what = _version(s.deploy)
         lines.append(Text(f"  ! {s.deploy.id} {what} at {s.deploy.deployed_at:%H:%M} — {s.reason}", "red"))
+        if url := web_url(s.deploy.url):
+            lines.append(Text(f"    ↗ deploy {s.deploy.id} {url}", style="dim"))
     for dep in result.dependencies:
         head = Text(f"  {'  ' * (dep.hops - 1)}{short_name(dep.entity)}", style="bold")
         head.append(f"  owners: {_names(dep.owners) or 'none known'}", style="cyan")
         lines.append(head)
         lines += _now_lines(live, live.mark(dep.edges, dep.entity), live.open_incidents(dep.entity))
         # A dependency reached through a hidden entity has no edge this viewer may read.
-        last = cite_edge(dep.edges[-1]) if dep.edges else f"via {dep.hidden} hidden"
-        lines.append(Text(f"      {last}", style="dim"))
+        if dep.edges:
+            lines += cited_lines(dep.edges[-1], "      ", "dim")
+        else:
+            lines.append(Text(f"      via {dep.hidden} hidden", style="dim"))
         for s in dep.deploys:
             d = s.deploy
             when = f"{d.deployed_at:%Y-%m-%d %H:%M}"
             text = f"      ! suspect: {d.id} {_version(d)} at {when} by {d.actor or '?'} ({s.reason})"
             lines.append(Text(text, style="bold red"))
+            if url := web_url(d.url):
+                lines.append(Text(f"        ↗ deploy {d.id} {url}", style="dim"))
     if not result.dependencies:
         lines.append(Text(f"  {nothing_found(result.entity, DEPENDENCIES, result.coverage)}"))
     if not result.suspect_deploys:
@@ -236,7 +251,7 @@ def render_path(result: CitedPath) -> list[Text]:
     if not result.path:
         return [Text(f"no chain of edges between {short_name(result.src)} and {short_name(result.dst)}")]
     lines = [Text(chain_text(result, short_name), style="bold")]
-    return lines + [Text(f"  {cite_edge(e)}") for e in result.edges]
+    return lines + [line for e in result.edges for line in cited_lines(e, "  ")]
 
 
 @_terminal_safe

@@ -91,6 +91,16 @@ def _citation_hidden(snapshot: Snapshot, citation: Citation, names: frozenset[st
     return section is not None and any(_names_any(h, names) for h in section.headings)
 
 
+def _redacted(snapshot: Snapshot, citation: Citation, names: frozenset[str]) -> Citation:
+    """A citation naming a hidden entity reads HIDDEN_SOURCE and keeps no URL; one whose URL alone
+    names one keeps its receipt without the URL."""
+    if _citation_hidden(snapshot, citation, names):
+        return Citation(citation.source, HIDDEN_SOURCE, citation.unit, "", citation.extracted, citation.evidence)
+    if _names_any(citation.url, names):
+        return replace(citation, url="")
+    return citation
+
+
 def _names_any(text: str, names: frozenset[str]) -> bool:
     if not names or not text:
         return False
@@ -113,9 +123,10 @@ def redact_path(
 
 
 def redact_edge(snapshot: Snapshot, edge: EdgeFacts, viewer: Viewer) -> EdgeFacts:
-    """The edge as this viewer may read it: citations naming a hidden entity read HIDDEN_SOURCE,
-    an API it was derived through that is hidden is dropped. Observed citations tell their calls
-    (`graph.observed.dress`): every edge an answer shows passes here."""
+    """The edge as this viewer may read it: citations naming a hidden entity read HIDDEN_SOURCE (their
+    URL dropped with them, as is a URL that names one), an API it was derived through that is hidden
+    is dropped. Observed citations tell their calls (`graph.observed.dress`): every edge an answer
+    shows passes here."""
     return edge_redactor(snapshot, viewer)(edge)
 
 
@@ -129,12 +140,7 @@ def edge_redactor(snapshot: Snapshot, viewer: Viewer) -> Callable[[EdgeFacts], E
         edge = dress(edge, calls)
         if not names:
             return edge
-        citations = tuple(
-            Citation(c.source, HIDDEN_SOURCE, c.unit, "", c.extracted, c.evidence)
-            if _citation_hidden(snapshot, c, names)
-            else c
-            for c in edge.citations
-        )
+        citations = tuple(_redacted(snapshot, c, names) for c in edge.citations)
         via = tuple(api for api in edge.via if can_see(snapshot, api, viewer))
         if citations == edge.citations and via == edge.via:
             return edge

@@ -34,6 +34,7 @@ from sync.sources.catalog_fetch import (
     is_catalog_url,
     parse_catalog_body,
 )
+from sync.sources.catalog_links import catalog_root, descriptor_url, entity_page, relative_path
 from sync.sources.catalog_refs import KIND_FIELDS, RefReadings, parse_ref_edges, unread_ref_fields
 from sync.sources.catalog_relations import stated_relations, unstated_by_spec
 from sync.sources.reading.shown import shown
@@ -79,19 +80,21 @@ class _Document:
     stated: tuple[Assertion, ...] = ()  # from the catalog API's computed `relations`
 
 
-def read_catalog(source: str, location: str, *, timeout: float = 30.0, token: str = "") -> SourceFacts:
+def read_catalog(source: str, location: str, *, timeout: float = 30.0, token: str = "", pages: str = "") -> SourceFacts:
     """Fetch and parse one catalog location; raises only when nothing could be fetched.
 
     `token` is a Backstage static access token, sent as `Authorization: Bearer` to a catalog URL only.
+    `pages`: the Backstage app's base URL, whose entity pages cite descriptors with no file URL.
     """
     fetched = fetch_catalog_documents(location, timeout=timeout, headers=bearer_headers(token))
-    facts = parse_catalog(source, fetched.documents, from_api=fetched.from_api)
+    root = None if is_catalog_url(location) else catalog_root(location)
+    facts = parse_catalog(source, fetched.documents, from_api=fetched.from_api, root=root, pages=pages)
     problems = fetched.problems + facts.problems
     return replace(facts, problems=_without_entities(location, facts.entities, problems) + problems)
 
 
 def read_catalog_rows(
-    source: str, location: str, *, parallel_min_bytes: int = PARALLEL_MIN_BYTES
+    source: str, location: str, *, parallel_min_bytes: int = PARALLEL_MIN_BYTES, pages: str = ""
 ) -> SourceFacts | EncodedFacts:
     """`read_catalog` for the store: the rows, count and problems that encoding its facts gives.
 
@@ -103,36 +106,48 @@ def read_catalog_rows(
     if not files or any(name.lower().endswith(".json") for _, name in files):
         # A URL, a folder without descriptors, or saved catalog API responses, whose computed
         # `relations` only the whole-catalog parse compares with the spec fields.
-        return read_catalog(source, location)
+        return read_catalog(source, location, pages=pages)
     try:
         with collector_paused():
-            loaded = map_yaml_files(files, partial(_file_rows, source), parallel_min_bytes=parallel_min_bytes)
+            loaded = map_yaml_files(
+                files, partial(_file_rows, source, catalog_root(location), pages), parallel_min_bytes=parallel_min_bytes
+            )
             return _merged_rows(source, loaded, refused, location)
     finally:
         _READINGS.clear()  # read in this process (a small catalog): nothing kept for later
 
 
-def parse_catalog_api(source: str, name: str, body: str) -> SourceFacts:
+def parse_catalog_api(source: str, name: str, body: str, *, pages: str = "") -> SourceFacts:
     """Parse a fetched body: a JSON array of entities, or YAML when `name` ends in .yaml/.yml."""
     fetched = parse_catalog_body(name, body)
-    facts = parse_catalog(source, fetched.documents, from_api=fetched.from_api)
+    facts = parse_catalog(source, fetched.documents, from_api=fetched.from_api, pages=pages)
     problems = fetched.problems + facts.problems
     return replace(facts, problems=_without_entities(name, facts.entities, problems) + problems)
 
 
-def parse_catalog(source: str, documents: Iterable[tuple[str, object]], *, from_api: bool = False) -> SourceFacts:
+def parse_catalog(
+    source: str,
+    documents: Iterable[tuple[str, object]],
+    *,
+    from_api: bool = False,
+    root: str | None = None,
+    pages: str = "",
+) -> SourceFacts:
     """Entities, edges and aliases of (locator, document) pairs; the first of two same refs wins.
 
     Adds one consumer -> provider `depends_on` per API (`via` the API), citing each side.
-    `from_api`: the documents are the catalog API's entities, not descriptor files.
+    `from_api`: the documents are the catalog API's entities, not descriptor files. `root`: the
+    locators' prefix standing for a local catalog's root (`catalog_links`), to join a
+    `backstage.io/source-location` with; None for a catalog read from a URL. `pages`: the Backstage
+    app's base URL, whose entity page cites a descriptor that says nothing of where its file is.
     """
     # A million assertions at 100k entities: the cyclic collector's passes over them cost a third
     # of this (bench dense-100k: 15-17 s with it, 11-12 s without).
     with collector_paused():
-        return _parse_catalog(source, documents, from_api)
+        return _parse_catalog(source, documents, from_api, _Where(root, pages))
 
 
-def _parse_catalog(source: str, documents: Iterable[tuple[str, object]], from_api: bool) -> SourceFacts:
+def _parse_catalog(source: str, documents: Iterable[tuple[str, object]], from_api: bool, where: _Where) -> SourceFacts:
     entities: dict[str, Entity] = {}
     assertions: list[Assertion] = []
     aliases: list[AliasClaim] = []
@@ -140,7 +155,8 @@ def _parse_catalog(source: str, documents: Iterable[tuple[str, object]], from_ap
     readings: RefReadings = {}
     stated: list[Assertion] = []
     for locator, document, served in entity_documents(documents):
-        parsed = _parse_document(Citation(source, locator, origin=locator), document, readings, from_api or served)
+        cited = Citation(source, locator, origin=locator)
+        parsed = _parse_document(cited, document, readings, from_api or served, where)
         problems.extend(parsed.problems)
         if parsed.entity is None:
             continue
@@ -170,6 +186,7 @@ class _DocumentRows(NamedTuple):
     assertions: list[Row]
     aliases: list[Row]
     api_links: list[tuple[str, str, str]]  # (src, rel, dst) of its providesApis/consumesApis edges
+    url: str  # where the document opens (`catalog_links`), cited by its API edges too
 
 
 class _FileRows(NamedTuple):
@@ -183,20 +200,24 @@ class _FileRows(NamedTuple):
 _READINGS: RefReadings = {}
 
 
-def _file_rows(source: str, loaded: YamlDocuments) -> _FileRows:
+def _file_rows(source: str, root: str, pages: str, loaded: YamlDocuments) -> _FileRows:
     """Parse and encode each document of a file as `_parse_catalog` and `encode_rows` would."""
     writer = RowWriter()
     documents = []
     numbered = ((f"{loaded.name}#{index}", doc) for index, doc in loaded.documents)
     for locator, document, served in entity_documents(numbered):
-        parsed = _parse_document(Citation(source, locator, origin=locator), document, _READINGS, served)
+        cited = Citation(source, locator, origin=locator)
+        parsed = _parse_document(cited, document, _READINGS, served, _Where(root, pages))
         if parsed.entity is None:
-            documents.append(_DocumentRows(locator, "", parsed.problems, None, [], [], []))
+            documents.append(_DocumentRows(locator, "", parsed.problems, None, [], [], [], ""))
             continue
         links = [(a.src, a.rel, a.dst) for a in parsed.assertions if a.rel in _API_RELATIONS]
         (entity,) = writer.rows(ENTITY, (parsed.entity,))
         assertions, aliases = writer.rows(ASSERTION, parsed.assertions), writer.rows(ALIAS, parsed.aliases)
-        documents.append(_DocumentRows(locator, parsed.entity.ref, parsed.problems, entity, assertions, aliases, links))
+        url = parsed.entity.citation.url
+        documents.append(
+            _DocumentRows(locator, parsed.entity.ref, parsed.problems, entity, assertions, aliases, links, url)
+        )
     if not loaded.documents and not loaded.problems:
         # Told, not only seen as missing facts: the kept-files rule then looks for an emptied file even
         # when another file grew in the same read and the source's count did not fall.
@@ -230,7 +251,7 @@ def _merged_rows(
         assertions.extend(document.assertions)
         aliases.extend(document.aliases)
         if document.api_links:
-            cited = Citation(source, document.locator, origin=document.locator)
+            cited = Citation(source, document.locator, origin=document.locator, url=document.url)
             links.extend(Assertion(src, rel, dst, cited) for src, rel, dst in document.api_links)
     problems[:0] = _without_entities(location, entities, problems)
     writer = RowWriter()
@@ -264,9 +285,23 @@ def _api_edges(assertions: Sequence[Assertion]) -> list[Assertion]:
     return edges
 
 
-def _parse_document(citation: Citation, document: object, readings: RefReadings, from_api: bool = False) -> _Document:
+class _Where(NamedTuple):
+    """Where a catalog's descriptors open: the locators' prefix standing for a local catalog's root
+    (None: no file paths to join), and the Backstage app's base URL ("" when not known)."""
+
+    root: str | None = None
+    pages: str = ""
+
+
+_NOWHERE = _Where()
+
+
+def _parse_document(
+    citation: Citation, document: object, readings: RefReadings, from_api: bool = False, opens_at: _Where = _NOWHERE
+) -> _Document:
     """One document: its entity, edges, aliases and problems. `from_api`: an entity the catalog API
-    served (a saved response, or a URL's), which carries Backstage's `relations` and `status`."""
+    served (a saved response, or a URL's), which carries Backstage's `relations` and `status`;
+    `opens_at`: what its citation's URL is made from."""
     where = citation.locator
     not_descriptor = _not_descriptor(where, document)
     if not_descriptor is not None:
@@ -299,11 +334,15 @@ def _parse_document(citation: Citation, document: object, readings: RefReadings,
         written = name_problems(where, name, metadata.get("namespace", "default")) + metadata_problems(where, metadata)
         return _Document(problems=(*checks, *written))
     namespace = namespace.strip().lower()
-    parsed = _entity_document(citation, kind.lower(), name.strip(), namespace, metadata, spec, readings)
+    root = opens_at.root
+    relative = relative_path(citation.locator, root) if root is not None and not from_api else None
+    kind, name = kind.lower(), name.strip()
+    page = entity_page(opens_at.pages, namespace, kind, name)
+    parsed = _entity_document(citation, kind, name, namespace, metadata, spec, readings, (relative, page))
     stated = document.get("relations")
     if stated is not None:  # Backstage's computed relations, in catalog API responses
         ref = parsed.entity.ref if parsed.entity else ""
-        found = stated_relations(citation, ref, stated)
+        found = stated_relations(parsed.entity.citation if parsed.entity else citation, ref, stated)
         parsed = replace(parsed, stated=found.assertions, problems=parsed.problems + found.problems)
     # Copied only when there is something to add: copying every document cost 0.7 s per 100k.
     return replace(parsed, problems=(*checks, *parsed.problems)) if checks else parsed
@@ -349,6 +388,7 @@ def _entity_document(
     metadata: Mapping[str, object],
     spec: Mapping[str, object],
     readings: RefReadings,
+    opens: tuple[str | None, str],
 ) -> _Document:
     where = citation.locator
     ref = format_ref(kind, namespace, name)
@@ -357,6 +397,9 @@ def _entity_document(
         name_problems(where, *written) + metadata_problems(where, metadata) + unread_ref_fields(where, kind, spec)
     )
     annotations = _annotations(where, metadata.get("annotations"), problems)
+    relative, page = opens  # the file under the catalog root, the entity's page in Backstage
+    if url := descriptor_url(annotations, relative) or page:  # cited by the entity, its edges and aliases
+        citation = replace(citation, url=url)
     texts = _texts(metadata, spec)
     edges = parse_ref_edges(citation, kind, ref, namespace, spec, readings)
     problems.extend(edges.problems)

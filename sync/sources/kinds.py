@@ -48,6 +48,9 @@ class SourceKind:
     # Reads traces: its reader or walk also takes `traces=` (sync.sources.trace_options.TraceOptions)
     # and `now=` (the sync's clock: the end of the window calls are counted over).
     traces: bool = False
+    # Describes Backstage entities: its reader or parser also takes `pages=` (ONCALL_GRAPH_BACKSTAGE_URL),
+    # the Backstage app whose entity pages a descriptor is cited by where no file URL is known.
+    pages: bool = False
 
     def __post_init__(self) -> None:
         if bool(self.read) == bool(self.walk):
@@ -84,8 +87,9 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
         # +relations: catalog API responses and computed relations were not read before; +rules: names,
         # namespaces and fields are checked against Backstage's own rules; +locations: Location
         # targets are read.
-        revision="+relations+rules+locations",
+        revision="+relations+rules+locations+links",  # descriptors cite where they open
         version="catalog_fetch:catalog_version",
+        pages=True,
         parse_fetched="catalog:parse_catalog_api",
         fetch_url="catalog_fetch:catalog_api_url",
         token=Secret(

@@ -94,6 +94,7 @@ class ServiceGraph:
     relationships: tuple[Relationship, ...] = ()
     names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     problems: tuple[Problem, ...] = ()
+    pages: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # id -> its `html_url`
 
 
 def read_pagerduty(source: str, location: str, *, token: str, timeout: float = 10.0) -> SourceFacts:
@@ -102,21 +103,29 @@ def read_pagerduty(source: str, location: str, *, token: str, timeout: float = 1
 
 
 def parse_pagerduty(source: str, graph: ServiceGraph) -> SourceFacts:
-    """One by-name `depends_on` per relationship (ids at both ends), one alias per service name."""
+    """One by-name `depends_on` per relationship (ids at both ends), one alias per service name; a
+    relationship cites the dependent service's page, where PagerDuty lists what it depends on."""
+    pages = graph.pages
     assertions = tuple(
-        Assertion(r.dependent.id, DEPENDS_ON, r.supporting.id, _citation(source, r.id), by_name=True)
+        Assertion(
+            r.dependent.id,
+            DEPENDS_ON,
+            r.supporting.id,
+            _citation(source, r.id, pages.get(r.dependent.id)),
+            by_name=True,
+        )
         for r in graph.relationships
     )
     aliases = tuple(
-        AliasClaim(name.strip(), sid, _citation(source, sid), target_is_name=True)
+        AliasClaim(name.strip(), sid, _citation(source, sid, pages.get(sid)), target_is_name=True)
         for sid, name in graph.names.items()
         if name.strip() and name.strip().casefold() != sid.casefold()
     )
     return SourceFacts(source, assertions=assertions, aliases=aliases, problems=graph.problems)
 
 
-def _citation(source: str, object_id: str) -> Citation:
-    return Citation(source, f"pagerduty:{object_id}", origin=f"pagerduty:{object_id}")
+def _citation(source: str, object_id: str, page: str | None) -> Citation:
+    return Citation(source, f"pagerduty:{object_id}", origin=f"pagerduty:{object_id}", url=page or "")
 
 
 def parse_location(location: str) -> PagerDutyLocation:
@@ -198,7 +207,8 @@ def fetch_pagerduty(location: str, *, token: str, timeout: float = 10.0, sleep: 
         seeds = [ServiceRef(s, TECHNICAL) for s in where.services]
         seeds += [ServiceRef(s, BUSINESS) for s in where.business_services]
         walk.run(seeds or walk.list_all())
-    return ServiceGraph(walk.api.name, tuple(walk.found.values()), MappingProxyType(walk.names), walk.problems())
+    found, names, pages = tuple(walk.found.values()), MappingProxyType(walk.names), MappingProxyType(walk.pages)
+    return ServiceGraph(walk.api.name, found, names, walk.problems(), pages)
 
 
 class _Api:
@@ -275,6 +285,7 @@ class _Walk:
     def __init__(self, api: _Api) -> None:
         self.api = api
         self.names: dict[str, str] = {}
+        self.pages: dict[str, str] = {}
         self.found: dict[str, Relationship] = {}
         self._problems: list[Problem] = []
 
@@ -307,7 +318,14 @@ class _Walk:
             name = item.get("name")
             if isinstance(name, str):
                 self.names[sid.strip()] = name
+            self._page(sid.strip(), item)
             yield sid.strip()
+
+    def _page(self, sid: str, service: Mapping[str, object]) -> None:
+        """The service's page in PagerDuty's web app, kept only as an http(s) URL."""
+        page = service.get("html_url")
+        if isinstance(page, str) and page.strip().startswith(("https://", "http://")):
+            self.pages[sid] = page.strip()
 
     def _pages(self, path: str, key: str) -> Iterator[object]:
         offset = 0
@@ -372,6 +390,8 @@ class _Walk:
             return
         found = body.get(key) if isinstance(body, Mapping) else None
         name = found.get("name") if isinstance(found, Mapping) else None
+        if isinstance(found, Mapping):
+            self._page(service.id, found)
         if isinstance(name, str) and name.strip():
             self.names[service.id] = name
         else:

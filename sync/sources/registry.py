@@ -44,6 +44,7 @@ class SourceAccess:
     tokens: Mapping[str, str] = field(default_factory=dict)  # kind -> its SourceKind.token's value
     limits: ReadLimits = ReadLimits()  # each read's byte cap and total deadline
     traces: TraceOptions = TraceOptions()  # how trace sources count calls
+    backstage_url: str = ""  # the Backstage app's base URL (ONCALL_GRAPH_BACKSTAGE_URL): entity pages
 
     def token(self, kind: str) -> str:
         return self.tokens.get(kind, "")
@@ -80,6 +81,9 @@ def _read_changed(
 ) -> tuple[SourceFacts | EncodedFacts, str] | None:
     token = access.token(spec.kind)
     traced: dict[str, Any] = {"traces": access.traces, "now": now} if KINDS[spec.kind].traces else {}
+    # A kind citing Backstage's entity pages reads again when the base URL changes: its citations do.
+    paged: dict[str, Any] = {"pages": access.backstage_url} if KINDS[spec.kind].pages else {}
+    salt = f"+pages={access.backstage_url}" if paged and access.backstage_url else ""
     if spec.kind in WALKERS:
         # A walk of an API has no version of its own; the store sees what changed.
         return WALKERS[spec.kind](spec.name, spec.location, token=token, timeout=access.timeout, **traced), ""
@@ -88,12 +92,13 @@ def _read_changed(
         if parse is None:
             raise ValueError(f"a {spec.kind} source is a local file or folder, not a URL: {spec.location}")
         url = FETCH_URLS[spec.kind](spec.location) if spec.kind in FETCH_URLS else spec.location
-        fetched = fetch_if_changed(url, previous, timeout=access.timeout, headers=bearer_headers(token))
+        known = previous.removesuffix(salt) if previous.endswith(salt) else ""
+        fetched = fetch_if_changed(url, known, timeout=access.timeout, headers=bearer_headers(token))
         if fetched.body is None:
             return None
-        return parse(spec.name, fetched.name, fetched.body), fetched.version
+        return parse(spec.name, fetched.name, fetched.body, **paged), fetched.version + salt
     version = VERSIONS.get(spec.kind, local_version)(spec.location) + KINDS[spec.kind].revision
-    version += access.traces.version if traced else ""
+    version += (access.traces.version if traced else "") + salt
     if version == previous:
         return None
-    return READERS[spec.kind](spec.name, spec.location, **traced), version
+    return READERS[spec.kind](spec.name, spec.location, **traced, **paged), version

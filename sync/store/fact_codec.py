@@ -32,7 +32,7 @@ class FactRow:
 
 
 def _citation(c: Citation) -> list[Any]:
-    values = [c.source, c.locator, c.origin, c.text, c.extracted, c.evidence]
+    values = [c.source, c.locator, c.origin, c.text, c.extracted, c.evidence, c.url]
     while len(values) > 2 and not values[-1]:
         values.pop()  # trailing defaults are implied
     return values

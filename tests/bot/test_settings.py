@@ -76,3 +76,18 @@ def test_a_backstage_url_that_is_no_web_address_names_the_variable(
         Settings()
     monkeypatch.setenv("ONCALL_GRAPH_BACKSTAGE_URL", " https://backstage.example.com/ ")
     assert Settings().backstage_url == "https://backstage.example.com"
+
+
+def test_a_bad_setting_stops_the_command_line_naming_each_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ONCALL_GRAPH_BACKSTAGE_URL", "ftp://backstage.example.com")
+    monkeypatch.setenv("ONCALL_GRAPH_LIVE_DEADLINE", "-1")
+    assert main(["--db", f"sqlite:///{tmp_path / 'g.db'}", "blast-radius", "redis"]) == 2
+    said = capsys.readouterr().err
+    assert "ONCALL_GRAPH_BACKSTAGE_URL" in said and "ONCALL_GRAPH_LIVE_DEADLINE" in said
+    assert "Traceback" not in said and "errors.pydantic.dev" not in said
+    assert not (tmp_path / "g.db").exists()  # stopped before anything was opened

@@ -18,6 +18,7 @@ from bot.render.freshness import Freshness
 from bot.render.labels import labelled
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
+    CARD_CHARS,
     FALLBACK_CHARS,
     MAX_BLOCKS,
     SECTION_CHARS,
@@ -33,6 +34,7 @@ from bot.slack.blocks.kit import (
     message,
     pack,
     section,
+    sources_card,
     text_length,
 )
 from graph.questions.ask import Answer, Section
@@ -56,9 +58,10 @@ def format_answer(answer: Answer, freshness: Freshness, *, phrasing: Phrasing | 
     warning, footer = freshness_blocks(freshness)
     top = _phrased(phrasing) + pack([escape(clip(note, LINE_CHARS)) for note in answer.notes])
     fixed = [*warning, *top, footer]
-    room = TEXT_BUDGET - text_length(fixed) - SLACK_MARGIN
-    slots = MAX_BLOCKS - len(fixed) - 1  # one kept for the "attached" note
+    room = TEXT_BUDGET - text_length(fixed) - SLACK_MARGIN - CARD_CHARS
+    slots = MAX_BLOCKS - len(fixed) - 2  # one kept for the "attached" note, one for the sources card
     body, cut = _sections(answer.sections, phrasing, room, slots)
+    body += sources_card((e for part in answer.sections for e in part.edges), "answer-sources")
     cut = cut or (phrasing is not None and len(phrasing.text) > SECTION_CHARS - 100)
     cut = cut or any(len(note) > LINE_CHARS for note in answer.notes)
     if cut:

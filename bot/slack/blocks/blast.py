@@ -10,10 +10,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.render.freshness import Freshness
+from bot.render.links import opening_lines
 from bot.render.live import failing_count
 from bot.render.wording import plural
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
+    BLOCKS_JSON_BUDGET,
+    CARD_CHARS,
+    CARD_JSON,
+    TABLE_ROWS,
     TEXT_BUDGET,
     Block,
     SlackMessage,
@@ -22,19 +27,25 @@ from bot.slack.blocks.kit import (
     escape,
     fit,
     header,
+    json_length,
     message,
     name,
     names,
     pack,
     section,
     share_button,
+    source_links,
+    sources_card,
+    table,
     text_length,
 )
 from bot.slack.blocks.live import NOW_HEADING, live_context, now_lines, now_plain
 from bot.slack.blocks.passages import passages_blocks, passages_plain
-from graph.citations import cite_edge
+from graph.citations import cite_edge, provenance
 from graph.coverage import DEPENDENTS, nothing_found
+from graph.edges import EdgeFacts
 from graph.exposure.passages import CitedPassage
+from graph.exposure.visibility import HIDDEN
 from graph.naming.refs import short_name
 from graph.traffic.live import NOTHING, LiveBlast, Present
 from graph.walks.blast import BREAKS, BlastRadius, Impact
@@ -45,6 +56,9 @@ SYSTEMS_SHOWN = 8
 EDGES_SHOWN = 4
 OWNERS_SHOWN = 5
 RESERVE = 150  # the "and N more" line
+# Impacted entities are entries with their cited paths while all of them fit; a list too long for
+# that is one table (a row each, many more shown), its paths in the attached text and on the card.
+TABLE_HEAD = ("entity", "impact", "hops", "owners", "via")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +102,24 @@ def format_blast_radius(
     tail = [section(_survivors_text(result)), *passages_blocks(passages), *live_context(live), footer]
     if not shared:
         tail += share_button(_share_value(result))
-    room = TEXT_BUDGET - text_length(head + tail) - RESERVE
+    room = TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_CHARS
     impacts = shown.first(FIRST_SCREEN)
     lines, listed = impact_lines(impacts, room, shown)
+    body = pack(lines) if lines else [section(_nothing(result, counts))]
+    tabled = False
+    if listed < counts.visible:  # a row each shows more of a long list, where the names are long
+        many = shown.first(TABLE_ROWS - 1)
+        fixed = json_length(head + tail) + CARD_JSON + RESERVE
+        rows, fitted = impact_table(many, BLOCKS_JSON_BUDGET - fixed, shown)
+        if fitted > listed:
+            body, listed, impacts, tabled = rows, fitted, many, True
     more = counts.visible - listed
     if more > 0:
-        lines.append(f"_… and {plural(more, 'more impacted entity', 'more impacted entities')} (full list attached)_")
-    body = pack(lines) if lines else [section(_nothing(result, counts))]
-    cut = more > 0 or len(result.systems) > SYSTEMS_SHOWN or _elided(impacts[:listed])
+        body.append(
+            section(f"_… and {plural(more, 'more impacted entity', 'more impacted entities')} (full list attached)_")
+        )
+    body += sources_card((e for i in impacts[:listed] for e in i.edges), "blast-sources")
+    cut = more > 0 or len(result.systems) > SYSTEMS_SHOWN or _elided(impacts[:listed]) or tabled
     text = f"{stale_prefix(freshness)}If {short_name(result.failed)} goes down: {counts.summary()}"
     full = (lambda: blast_lines(result, freshness, passages, live)) if cut else None
     return message(text, head + body + tail, full)
@@ -149,6 +173,33 @@ def impact_lines(impacts: tuple[Impact, ...], room: int, live: LiveBlast | None 
     return entries[:shown], shown
 
 
+def impact_table(impacts: tuple[Impact, ...], room: int, live: LiveBlast) -> tuple[list[Block], int]:
+    """(one table block, how many rows fit in `room` characters of block JSON): failing now first,
+    then nearest first, as the entries are."""
+    rows = [impact_row(i, live) for i in impacts]
+    return table(TABLE_HEAD, rows, ("left", "left", "right", "left", "left"), room=room)
+
+
+def impact_row(impact: Impact, live: LiveBlast) -> tuple[str, ...]:
+    """entity, breaks/degrades (and failing now), hops, owners, via: the next hop towards the failure
+    and where that hop comes from (`declared`, `observed`)."""
+    mark = live.mark(impact)
+    state = f"{impact.impact} · failing now" if mark is not None and mark.failing else impact.impact
+    owners = names(impact.owners, OWNERS_SHOWN) or "none known"
+    return short_name(impact.entity), state, str(impact.hops), owners, _via(impact)
+
+
+def _via(impact: Impact) -> str:
+    if len(impact.path) < 2:
+        return ""
+    hop = impact.path[-2]
+    shown = "a hidden entity" if hop == HIDDEN else short_name(hop)
+    last = impact.edges[-1] if impact.edges else None
+    if last is None or impact.entity not in (last.src, last.dst):
+        return shown
+    return f"{shown} ({provenance(last)})"
+
+
 def _group(impact: Impact, live: LiveBlast | None) -> int:
     """The hops an entry is listed under, or 0 for the entities failing now."""
     return 0 if live is not None and impact.entity in live.now_refs else impact.hops
@@ -165,7 +216,7 @@ def impact_entry(impact: Impact, *, edges_shown: int = EDGES_SHOWN, live: LiveBl
     if live is not None:
         lines += now_lines(live.present, live.mark(impact), live.incidents(impact))
     # Read from the impacted entity back to the failure, as people ask "why does this break?".
-    edges = [f"      {code(cited(e))}" for e in reversed(impact.edges)]
+    edges = [f"      {code(cited(e))} {source_links(e)}".rstrip() for e in reversed(impact.edges)]
     if len(edges) > edges_shown:
         front = (edges_shown + 1) // 2
         back = len(edges) - (edges_shown - front)
@@ -203,7 +254,7 @@ def blast_lines(
         owners = ", ".join(short_name(o) for o in impact.owners) or "none known"
         yield f"  {short_name(impact.entity)}  {impact.impact}  owners: {owners}\n"
         yield "".join(f"{line}\n" for line in now_plain(live, shown.mark(impact), shown.incidents(impact)))
-        yield "".join(f"      {cite_edge(e)}\n" for e in reversed(impact.edges))
+        yield "".join(f"{line}\n" for e in reversed(impact.edges) for line in cited_plain(e, "      "))
         if impact.hidden:
             yield f"      {plural(impact.hidden, 'hidden entity', 'hidden entities')} on this path\n"
     if counts.visible > listed:
@@ -218,6 +269,11 @@ def blast_lines(
         yield live.said() + "\n"
     yield graph_age(freshness) + "\n"
     yield from (f"⚠ stale graph: {reason}\n" for reason in freshness.warnings)
+
+
+def cited_plain(edge: EdgeFacts, indent: str) -> list[str]:
+    """An edge's receipt as plain text, each source that opens somewhere under it with its URL."""
+    return [f"{indent}{cite_edge(edge)}", *opening_lines(edge, indent)]
 
 
 def blast_summary(result: BlastRadius, *, top: int = 5, live: Present = NOTHING) -> list[Block]:

@@ -8,6 +8,7 @@ message's block text is kept under TEXT_BUDGET.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import unicodedata
@@ -17,7 +18,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bot.render.dot import Picture
-from graph.citations import cite_edge
+from bot.render.links import opened
+from graph.citations import CitedSource, cite_edge, cited_sources
 from graph.edges import EdgeFacts
 from graph.naming.refs import short_name
 
@@ -187,6 +189,8 @@ def link_host(url: str) -> str:
 # split after, so no pattern backtracks over a long label.
 _RUN = re.compile(r"[\w.-]+")
 _LEADING_DIGITS = re.compile(r"\d+")
+# Four dotted numbers anywhere, glued to what comes before too (`b10.0.0.7`, `example.com10.0.0.7`).
+_ADDRESS = re.compile(r"\d+\.\d+\.\d+\.\d+")
 _AUTHORITY = re.compile(r"[^/\s?#\\]*")
 
 
@@ -196,6 +200,7 @@ def named_hosts(label: str) -> set[str]:
     seen = unicodedata.normalize("NFKC", label).replace("\u3002", ".")
     text = "".join(ch for ch in seen if unicodedata.category(ch) != "Cf").casefold()
     hosts = {host for run in _RUN.findall(text) for host in _dotted_hosts(run)}
+    hosts.update(_ADDRESS.findall(text))
     for after in text.split("://")[1:]:
         authority = _AUTHORITY.match(after)
         host = authority.group().rpartition("@")[2] if authority else ""
@@ -249,6 +254,86 @@ def labelled_link(url: str, label: str) -> str:
     if safe_url(url) is None or disguises(label, link_host(url)):
         return built  # plain text, or already shown with the host it goes to
     return f"{built} ({link_host(url)})"
+
+
+def source_links(edge: EdgeFacts) -> str:
+    """Links to where the edge's sources open, each named by what it is (`PagerDuty`, the cited
+    file's name), never by its URL; "" when none opens anywhere."""
+    return " ".join(link(c.url, c.label) for c in cited_sources(edge)[:SOURCES_SHOWN] if safe_url(c.url))
+
+
+SOURCES_CARDED = 10  # sources on an answer's card: Slack documents no limit, a reader wants few
+SOURCES_SCANNED = 500  # edges looked through for them: an answer's first, never the whole graph's
+CARD_CHARS = 1200  # the text a card's sources may take, kept out of the answer's room
+
+
+def source_text(cited: CitedSource) -> str:
+    """A task card source's text: what the source is, or the host it goes to where that name reads
+    as another host (`payments.yaml` does: the card has no room for a label beside the link)."""
+    host = link_host(cited.url)
+    label = file_title(cited.label, NAME_CHARS)
+    return host if disguises(label, host) else label
+
+
+def sources_card(edges: Iterable[EdgeFacts], task_id: str, first: Iterable[CitedSource] = ()) -> list[Block]:
+    """The answer's sources that open somewhere (`first`, then the edges'; at most SOURCES_CARDED,
+    each URL once) as the `sources` of one task card; none when no source opens anywhere."""
+    sources, seen = [], set()
+    for cited in itertools.chain(first, opened(itertools.islice(edges, SOURCES_SCANNED))):
+        if cited.url in seen:
+            continue
+        seen.add(cited.url)
+        if safe_url(cited.url) is not None:
+            sources.append({"type": "url", "url": cited.url, "text": source_text(cited)})
+        if len(sources) == SOURCES_CARDED:
+            break
+    if not sources:
+        return []
+    card = {"type": "task_card", "task_id": task_id, "title": "Sources", "status": "complete", "sources": sources}
+    return [card]
+
+
+# Slack's table block: 100 rows (a header row counts), 20 cells a row, one table a message.
+TABLE_ROWS = 100
+TABLE_CELL_CHARS = 200  # a cell is a name or a short list: kept well inside the message's text budget
+
+
+def cell(text: str) -> Block:
+    """A table cell: plain text, never read as mrkdwn; like a file title, nothing in it may read as
+    a control sequence either (`<`, `>` become look-alike angle quotes)."""
+    return {"type": "raw_text", "text": file_title(text, TABLE_CELL_CHARS) or "-"}
+
+
+# A message's blocks as JSON: past about 13k Slack refuses a post with `msg_blocks_too_long`, and a
+# table's cells count there with their JSON (30 characters a cell before its text), unlike the text
+# of a section. Tables are fitted under it, with the rest of the message and its sources card.
+BLOCKS_JSON_BUDGET = 12_500
+CARD_JSON = 1_600  # a sources card: ten URLs and their names
+
+
+def json_length(blocks: Iterable[Block]) -> int:
+    return sum(len(json.dumps(block, ensure_ascii=False)) for block in blocks)
+
+
+def table(
+    head: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] = (), *, room: int
+) -> tuple[list[Block], int]:
+    """(one table block, or none, and how many rows it holds): a header row, then the rows that fit
+    in `room` characters of block JSON and Slack's 100 rows; `align` per column."""
+    built: list[list[Block]] = [[cell(text) for text in head]]
+    used = json_length([{"type": "table", "rows": built}]) + 80 * bool(align)
+    for row in rows[: TABLE_ROWS - 1]:
+        cells = [cell(text) for text in row]
+        used += len(json.dumps(cells, ensure_ascii=False)) + 1
+        if used > room:
+            break
+        built.append(cells)
+    if len(built) == 1:
+        return [], 0
+    block: Block = {"type": "table", "rows": built}
+    if align:
+        block["column_settings"] = [{"align": a} for a in align]
+    return [block], len(built) - 1
 
 
 def header(text: str) -> Block:

@@ -13,9 +13,13 @@ from bot.model.ports import Phrasing
 from bot.query.bundle import SUSPECTS_DEPTH
 from bot.render.freshness import Freshness
 from bot.render.wording import format_age, plural, utc, window_span, window_token
-from bot.slack.blocks.blast import blast_lines, blast_summary
+from bot.slack.blocks.blast import blast_lines, blast_summary, cited_plain
 from bot.slack.blocks.freshness import freshness_blocks, graph_age, stale_prefix
 from bot.slack.blocks.kit import (
+    BLOCKS_JSON_BUDGET,
+    CARD_CHARS,
+    CARD_JSON,
+    TABLE_ROWS,
     TEXT_BUDGET,
     Block,
     SlackMessage,
@@ -26,6 +30,7 @@ from bot.slack.blocks.kit import (
     divider,
     escape,
     header,
+    json_length,
     labelled_link,
     message,
     name,
@@ -33,11 +38,14 @@ from bot.slack.blocks.kit import (
     pack,
     section,
     share_button,
+    source_links,
+    sources_card,
+    table,
     text_length,
 )
 from bot.slack.blocks.live import NOW_HEADING, live_context, now_lines, now_plain
 from bot.slack.blocks.passages import passages_blocks, passages_plain
-from graph.citations import cite_edge
+from graph.citations import CitedSource, provenance
 from graph.coverage import DEPENDENCIES, nothing_found
 from graph.exposure.passages import CitedPassage
 from graph.naming.refs import short_name
@@ -51,6 +59,9 @@ FIELD_CHARS = 80
 HEADING_COST = 12  # "*N hops*\n" before the first entry of each hop
 RESERVE = 150
 PHRASING_CHARS = 2500
+# Dependencies are entries while all of them fit; past that, those with a suspect deploy or failing
+# now stay entries and the quiet rest are one table (many more of them shown, a row each).
+TABLE_HEAD = ("entity", "hops", "owners", "via")
 
 
 def format_suspects(
@@ -69,7 +80,8 @@ def format_suspects(
     head = [header(f"Suspects: {short_name(result.entity)}"), *warning, *_summary_blocks(result)]
     tail = [*passages_blocks(passages), *live_context(live), footer]
     tail += [] if shared else share_button(_share_value(result))
-    body, cut = _dependency_blocks(result, TEXT_BUDGET - text_length(head + tail) - RESERVE, live)
+    room = TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_CHARS
+    body, cut = _dependency_blocks(result, room, live, BLOCKS_JSON_BUDGET - json_length(head + tail) - CARD_JSON)
     full = (lambda: (suspects_text(result, freshness, passages, live),)) if cut else None
     return message(stale_prefix(freshness) + _fallback(result), head + body + tail, full)
 
@@ -97,7 +109,9 @@ def format_alert_reply(
         *_summary_blocks(suspects_result),
     ]
     tail = [divider(), *blast_summary(blast_result, live=live), *passages_blocks(passages), *live_context(live), footer]
-    body, cut = _dependency_blocks(suspects_result, TEXT_BUDGET - text_length(head + tail) - RESERVE, live)
+    room = TEXT_BUDGET - text_length(head + tail) - RESERVE - CARD_CHARS
+    json_room = BLOCKS_JSON_BUDGET - json_length(head + tail) - CARD_JSON
+    body, cut = _dependency_blocks(suspects_result, room, live, json_room)
 
     def full() -> Iterator[str]:
         if phrasing:
@@ -167,7 +181,7 @@ def dependency_entry(dep: Dependency, now: datetime, live: Present = NOTHING) ->
     lines = [f"*{escape(name(dep.entity))}* · owners: {owners}"]
     lines += now_lines(live, live.mark(dep.edges, dep.entity), live.open_incidents(dep.entity))
     if dep.edges:
-        lines.append(f"      {code(cited(dep.edges[-1]))}")
+        lines.append(f"      {code(cited(dep.edges[-1]))} {source_links(dep.edges[-1])}".rstrip())
     if dep.hidden:
         lines.append(f"      _{plural(dep.hidden, 'hidden entity', 'hidden entities')} on this path_")
     lines += [f"      {deploy_line(s, now)}" for s in dep.deploys[:DEPLOYS_SHOWN]]
@@ -182,25 +196,62 @@ def _failing_now(dep: Dependency, live: Present) -> bool:
     return (mark is not None and mark.failing) or bool(live.open_incidents(dep.entity))
 
 
-def _dependency_blocks(result: Suspects, room: int, live: Present = NOTHING) -> tuple[list[Block], bool]:
+def _dependency_blocks(result: Suspects, room: int, live: Present, json_room: int) -> tuple[list[Block], bool]:
     """(blocks, whether anything was left out): entries chosen failing-now first, then suspects,
     shown in the order the query layer ranked them, each group under its heading."""
     deps = result.dependencies
     if not deps:
         return [section(escape(nothing_found(result.entity, DEPENDENCIES, result.coverage)))], False
-    entries = [dependency_entry(d, result.now, live) for d in deps]
     now = [_failing_now(d, live) for d in deps]
+    entries = [dependency_entry(d, result.now, live) for d in deps]
     chosen = _choose(deps, entries, room, now)
+    blocks, tabled = _entries(deps, chosen, entries, now), False
+    if len(chosen) < len(deps):
+        # Too many for entries: those that need reading (a suspect deploy, failing now) stay entries and
+        # the quiet rest are one table, where that shows more of them (a row each costs its JSON).
+        needed = [i for i in range(len(deps)) if now[i] or deps[i].deploys]
+        picked = _choose([deps[i] for i in needed], [entries[i] for i in needed], room, [now[i] for i in needed])
+        kept = [needed[j] for j in picked]
+        quiet = sorted(set(range(len(deps))) - set(needed))
+        cells = [dependency_row(deps[i]) for i in quiet[: TABLE_ROWS - 1]]
+        first = _entries(deps, kept, entries, now)
+        built, fitted = table(TABLE_HEAD, cells, ("left", "right"), room=json_room - json_length(first))
+        if len(kept) + fitted > len(chosen):
+            blocks, chosen, tabled = first + built, sorted([*kept, *quiet[:fitted]]), True
+    left = len(deps) - len(chosen)
+    if left:
+        blocks.append(section(f"_… and {plural(left, 'more dependency', 'more dependencies')} (full list attached)_"))
+    shown = [deps[i] for i in chosen]
+    suspected = [*result.own_deploys[:DEPLOYS_SHOWN], *(s for d in shown for s in d.deploys[:DEPLOYS_SHOWN])]
+    deploys = [CitedSource(f"deploy {s.deploy.id}", s.deploy.url) for s in suspected]
+    blocks += sources_card((d.edges[-1] for d in shown if d.edges), "suspects-sources", deploys)
+    cut = left > 0 or any(len(d.deploys) > DEPLOYS_SHOWN for d in deps) or len(result.own_deploys) > DEPLOYS_SHOWN
+    return blocks, cut or tabled
+
+
+def _entries(
+    deps: Sequence[Dependency], chosen: Sequence[int], entries: Sequence[str], now: Sequence[bool]
+) -> list[Block]:
+    """The chosen dependencies' entries, each group under its heading."""
     lines, group = [], ""
     for i in chosen:
         heading = NOW_HEADING if now[i] else f"*{plural(deps[i].hops, 'hop')}*"
         lines.append(("" if heading == group else f"{heading}\n") + entries[i])
         group = heading
-    left = len(deps) - len(chosen)
-    if left:
-        lines.append(f"_… and {plural(left, 'more dependency', 'more dependencies')} (full list attached)_")
-    cut = left > 0 or any(len(d.deploys) > DEPLOYS_SHOWN for d in deps) or len(result.own_deploys) > DEPLOYS_SHOWN
-    return pack(lines), cut
+    return pack(lines)
+
+
+def dependency_row(dep: Dependency) -> tuple[str, ...]:
+    """entity, hops, owners, via: the hop it is reached from and where that hop comes from."""
+    owners = names(dep.owners, OWNERS_SHOWN) or "none known"
+    via = ""
+    if dep.edges:
+        last = dep.edges[-1]
+        other = last.src if last.dst == dep.entity else last.dst
+        via = f"{short_name(other)} ({provenance(last)})"
+    elif dep.hidden:
+        via = "a hidden entity"
+    return short_name(dep.entity), str(dep.hops), owners, via
 
 
 def _choose(deps: Sequence[Dependency], entries: Sequence[str], room: int, now: Sequence[bool]) -> list[int]:
@@ -227,7 +278,7 @@ def suspects_text(
         indent = "  " * dep.hops
         lines.append(f"{indent}{short_name(dep.entity)}  ({plural(dep.hops, 'hop')})  owners: {owners}")
         lines += now_plain(live, live.mark(dep.edges, dep.entity), live.open_incidents(dep.entity), f"{indent}    ")
-        lines += [f"{indent}    {cite_edge(e)}" for e in dep.edges[-1:]]
+        lines += [line for e in dep.edges[-1:] for line in cited_plain(e, f"{indent}    ")]
         if dep.hidden:
             lines.append(f"{indent}    {plural(dep.hidden, 'hidden entity', 'hidden entities')} on this path")
         lines += [f"{indent}    ! suspect — {s.reason}: {_deploy_plain(s)}" for s in dep.deploys]

@@ -348,3 +348,20 @@ def test_a_refused_service_listing_fails_the_source_since_there_is_nothing_to_wa
         api.answer_next("/services", 400, {"error": {"message": "Invalid Input Provided", "errors": ["Offset"]}})
         with pytest.raises(PagerDutyError, match=r"/services: HTTP 400: Invalid Input Provided: Offset"):
             read(api)
+
+
+def test_citations_open_each_services_page_and_never_a_page_that_is_no_web_url() -> None:
+    account = load_account()
+    pages = {s["id"]: f"https://acme.pagerduty.com/service-directory/{s['id']}" for s in account["services"]}
+    for service in account["services"]:
+        service["html_url"] = pages[service["id"]]
+    account["services"][0]["html_url"] = "javascript:alert(1)"  # PREDIS1's: kept out
+    with pagerduty_api(account) as api:
+        facts = read(api)
+    by_alias = {claim.target: claim.citation.url for claim in facts.aliases}
+    assert by_alias["PCART01"] == pages["PCART01"]
+    assert by_alias["PREDIS1"] == ""
+    # A dependency cites the dependent service's page, where PagerDuty lists what it depends on.
+    (uses_redis,) = [a for a in facts.assertions if (a.src, a.dst) == ("PCART01", "PREDIS1")]
+    assert uses_redis.citation.url == pages["PCART01"]
+    assert uses_redis.citation.locator.startswith("pagerduty:")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from hypothesis import given
@@ -50,6 +51,16 @@ def test_facts_survive_the_round_trip_and_share_their_citations() -> None:
     assert decoded == facts
     citations = {id(decoded.entities[0].citation)} | {id(a.citation) for a in decoded.assertions}
     assert len(citations) == 1
+
+
+def test_a_citations_url_survives_the_round_trip_and_its_absence_keeps_the_rows_of_before() -> None:
+    linked = Citation("catalog:c", "c/a.yaml#1", origin="c/a.yaml#1", url="https://git.example.com/c/a.yaml")
+    facts = SourceFacts("catalog:c", entities=(Entity("component:default/a", "component", "a", linked),))
+    (row,) = encode_facts(facts)
+    assert decode_facts("catalog:c", [(row.kind, row.payload)]) == facts
+    # No URL: the citation is written as it was before citations had one, so its key is unchanged.
+    (plain,) = encode_facts(replace(facts, entities=(replace(facts.entities[0], citation=replace(linked, url="")),)))
+    assert json.loads(plain.payload)["citation"] == ["catalog:c", "c/a.yaml#1", "c/a.yaml#1"]
 
 
 def test_equal_facts_get_equal_keys_and_different_facts_different_keys() -> None:
