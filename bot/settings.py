@@ -153,5 +153,8 @@ def read_settings() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
-        problems = [f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}" for error in exc.errors()]
+        problems = [
+            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg'].removeprefix('Value error, ')}"
+            for error in exc.errors()
+        ]
         raise ValueError("; ".join(problems)) from None

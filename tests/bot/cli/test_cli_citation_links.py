@@ -76,5 +76,5 @@ def test_a_descriptor_with_no_file_url_cites_its_backstage_page_once_the_base_ur
 def test_a_backstage_url_that_is_no_http_url_is_refused_naming_the_setting() -> None:
     done = run("sync", ONCALL_GRAPH_BACKSTAGE_URL="javascript:alert(1)")
     assert done.returncode != 0
-    assert "ONCALL_GRAPH_BACKSTAGE_URL: expected an http(s) base URL" in done.stderr + done.stdout
+    assert "ONCALL_GRAPH_BACKSTAGE_URL: expected the Backstage base URL" in done.stderr + done.stdout
     assert "Traceback" not in done.stderr
