@@ -35,6 +35,7 @@ from bot.slack.blocks.messages import (
 )
 from bot.slack.deps import BotDeps
 from bot.telemetry.instrument import note_counts, note_entities
+from bot.telemetry.tracing import stage_span
 from graph.exposure.visibility import Viewer
 from graph.questions.wording import typed_window
 from graph.snapshot import Snapshot
@@ -58,11 +59,11 @@ def reply_to_command(
     now, policy, slots = deps.clock(), deps.stale_policy, deps.work_slots
     if command == BLAST:
         bundle = answer_blast(snapshot, BlastQuery(args.name, args.depth), viewer, now, policy, deps.live, cpu=slots)
-        with slots:
+        with slots, stage_span("rendering"):
             return blast_message(deps, bundle, shared=shared)
     query = SuspectsQuery(args.name, since=args.since or SUSPECTS_SINCE, depth=args.depth or SUSPECTS_DEPTH)
     found = answer_suspects(snapshot, query, viewer, now, policy, deps.live, cpu=slots)
-    with slots:
+    with slots, stage_span("rendering"):
         return suspects_message(deps, found, snapshot, shared=shared)
 
 

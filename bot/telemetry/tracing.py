@@ -10,9 +10,12 @@ OTEL_TRACES_SAMPLER, ...); the endpoint and service name come from our settings 
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.trace import Span
@@ -54,6 +57,50 @@ def annotate_query(span: Span, entities: Sequence[str], counts: Mapping[str, int
     span.set_attribute(f"{PREFIX}resolved", bool(entities))
     for name, count in counts.items():
         span.set_attribute(f"{PREFIX}{name}_count", count)
+
+
+# The stages of one answer, each a child span of its query span (the signature's, of its request's),
+# in the order they run. `bench/slack_bench.py` tabulates them; an operator sees them in any trace.
+STAGES = (
+    "signature",  # the Slack signature checked and the body's shape read, before Bolt
+    "claim",  # the answer's delivery key taken (bot/slack/claims)
+    "slot",  # the wait for a work slot (bot/slack/answer_slots), before the walk and before rendering
+    "resolution",  # the name resolved for the viewer
+    "freshness",  # how stale the snapshot is judged
+    "walk",  # the walk, hidden entities left out as it goes
+    "passages",  # the passages to quote, redacted for the viewer
+    "live",  # the wait for what is failing now (PagerDuty, traces), read while the graph is walked
+    "rendering",  # the answer rendered into Slack blocks, escaped at the one boundary
+    "post",  # the message posted to Slack (retries included)
+    "settlement",  # the delivery key settled delivered or failed
+)
+STAGE = f"{PREFIX}stage"
+
+
+@contextmanager
+def request_span(front: str) -> Iterator[None]:
+    """Around one request to a front (its reading, verifying and ack); the answer it starts is its child."""
+    with _tracer.start_as_current_span(f"oncall-graph {front} request"):
+        yield
+
+
+class ContextCarryingExecutor(ThreadPoolExecutor):
+    """A pool whose tasks run in the context they were submitted from: a request's listener (Bolt's
+    pool) answers inside the request's span, so one trace holds a whole answer."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        return super().submit(contextvars.copy_context().run, fn, *args, **kwargs)
+
+
+@contextmanager
+def stage_span(name: str) -> Iterator[None]:
+    """One stage of the answer running in this context; nothing at all until a provider is installed
+    (a no-op span still costs a context switch, several per answer)."""
+    if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        yield
+        return
+    with _tracer.start_as_current_span(f"oncall-graph {name}", attributes={STAGE: name}, record_exception=False):
+        yield
 
 
 @contextmanager
