@@ -49,9 +49,9 @@ def measure(bot: Bot, fake: FakeSlack, receiver: OtlpReceiver, hub: str, leaf: s
     for label, target in (("hub", hub), ("leaf", leaf)):
         one_command(bot, fake, f"warm-{label}", target)
         before = full_texts(fake)
-        began = time.time_ns()
+        arrived = time.time_ns()
         answered = [one_command(bot, fake, f"{label}-{i}", target)[1] for i in range(SEQUENTIAL)]
-        windows.append(Window(f"{label}, one at a time", began, time.time_ns(), SEQUENTIAL))
+        windows.append(Window(f"{label}, one at a time", arrived, time.time_ns(), SEQUENTIAL))
         figures[label] = summary_ms(answered)
         if label == "hub":
             # Full texts go up after their answers, in the gaps between them: all must still arrive.
@@ -59,12 +59,12 @@ def measure(bot: Bot, fake: FakeSlack, receiver: OtlpReceiver, hub: str, leaf: s
             expected = before + SEQUENTIAL
             fake.wait_for(lambda: full_texts(fake) >= expected, timeout=120)  # noqa: B023 (waited on here)
             figures[label]["full_texts_done_after_last_answer_s"] = round(time.perf_counter() - began, 2)
-    began = time.time_ns()
+    arrived = time.time_ns()
     with ThreadPoolExecutor(max_workers=CONCURRENT) as pool:
         burst = list(
             pool.map(lambda i: one_command(bot, fake, f"burst-{i}", hub if i % 2 else leaf), range(CONCURRENT))
         )
-    windows.append(Window(f"{CONCURRENT} at once (hub and leaf)", began, time.time_ns(), CONCURRENT))
+    windows.append(Window(f"{CONCURRENT} at once (hub and leaf)", arrived, time.time_ns(), CONCURRENT))
     figures["burst_50"] = {
         "ack_max_ms": round(max(a for a, _ in burst) * 1e3, 1),
         "answered": summary_ms([done for _, done in burst]),
