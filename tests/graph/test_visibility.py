@@ -42,11 +42,15 @@ def test_restricted_entity_never_appears_to_an_outsider_but_the_chain_stays_true
     assert all(c("vault-proxy") not in (e.src, e.dst) for e in web.edges)
     assert web.owners == ("group:default/web-team",)
     assert c("hsm") not in result.survives and c("lonely") in result.survives
+    # Counted and named the way a reply does, without listing every survivor: hidden ones left out too.
+    assert result.survivors_count == len(result.survives)
+    assert result.first_survivors(1) == result.survives[:1]
 
 
 def test_allowed_channel_and_allowed_user_see_everything() -> None:
     for viewer in (Viewer(channel="C-SEC"), Viewer(user="U-CISO")):
         result = blast_radius(snap(), c("redis"), viewer=viewer)
+        assert c("hsm") in result.survives and result.survivors_count == len(result.survives)
         assert c("vault-proxy") in {i.entity for i in result.impacted}
         assert result.hidden_count == 0
 
