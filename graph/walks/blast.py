@@ -237,17 +237,24 @@ class BlastRadius:
 
     def _ranked(self, limit: int) -> tuple[IntArray, IntArray, IntArray]:
         """(positions, hops, 1 where degraded) of the first `limit` impacted entities, in display order."""
-        breaks = np.flatnonzero(self._hard > 0)
-        degrades = np.flatnonzero((self._all > 0) & (self._hard == UNREACHED))
-        positions = np.concatenate((breaks, degrades))
-        hops = np.concatenate((self._hard[breaks], self._all[degrades]))
-        # Nearest first, breaks before degrades; a stable sort keeps position order, which is ref order.
-        key = hops * 2 + (np.arange(positions.size) >= breaks.size)
-        if 0 < limit < key.size:
-            keep = key <= np.partition(key, limit - 1)[limit - 1]
-            positions, hops, key = positions[keep], hops[keep], key[keep]
-        order = np.argsort(key, kind="stable")[: max(limit, 0)]
-        return positions[order], hops[order], key[order] % 2
+        # Nearest first, breaks before degrades, then position order (ref order): one small key per
+        # entity, 2 x hops (+1 when degraded), and the cut found by counting the keys, not by
+        # partitioning them (a third of showing the first 20 at a 100k hub, bench dense-100k).
+        hard, every = self._hard, self._all
+        unreached = 2 * max(int(hard.max(initial=0)), int(every.max(initial=0))) + 2  # a hard path may be longer
+        key = np.where(hard > 0, hard * 2, unreached)
+        if hard is not every:
+            np.putmask(key, (hard == UNREACHED) & (every > 0), every * 2 + 1)
+        reached = np.cumsum(np.bincount(key, minlength=unreached + 1)[:unreached])
+        if limit <= 0 or not reached.size or not reached[-1]:
+            empty = np.empty(0, dtype=np.int64)
+            return empty, empty, empty
+        cut = min(int(np.searchsorted(reached, limit)), unreached - 1)
+        positions = np.flatnonzero(key <= cut)
+        key = key[positions]
+        order = np.argsort(key, kind="stable")[:limit]
+        positions, key = positions[order], key[order]
+        return positions, key // 2, key % 2
 
     def _path(self, position: int, hops: int, hard_only: bool, memo: dict[tuple[bool, int], _Path]) -> _Path:
         """Refs from the failed entity to `position`, and the edge of each hop.
