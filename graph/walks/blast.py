@@ -24,6 +24,26 @@ NEAREST = 5  # impacted entities (after the failed one) whose runbook passages a
 # This module's keys in `Snapshot.derived`: both depend on the catalog alone.
 _RUNTIME = f"{__name__}.runtime_mask"
 _SYSTEMS = f"{__name__}.system_parts"
+_RECENT = f"{__name__}.recent"
+RECENT = 8  # blast radii kept per snapshot: during an incident many ask about the same failure
+
+
+@dataclass(frozen=True, slots=True)
+class Walked:
+    """One failure's walks (hops over every edge, over hard ones) and the parents its paths were
+    built from so far: the same for every viewer, and nothing here refers back to the snapshot."""
+
+    hard: IntArray
+    all: IntArray
+    parents: dict[bool, tuple[int, IntArray]]
+
+
+class RecentWalks(dict[tuple[str, int | None], Walked]):
+    """The last few failures walked on one snapshot; never saved with its image (each holds a few
+    arrays of every entity), and empty again after it is loaded."""
+
+    def __reduce__(self) -> tuple[type[RecentWalks], tuple[()]]:
+        return RecentWalks, ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +79,7 @@ class BlastRadius:
     _hard: IntArray
     _all: IntArray
     viewer: Viewer = EVERYONE
-    _parents: dict[bool, tuple[int, IntArray]] = field(default_factory=dict, init=False, repr=False)
+    _parents: dict[bool, tuple[int, IntArray]] = field(default_factory=dict, repr=False)  # shared: `Walked`
 
     @cached_property
     def breaks(self) -> tuple[str, ...]:
@@ -340,10 +360,32 @@ def blast_radius(
     """Every entity that transitively depends on `failed` over propagating relations.
 
     An entity reachable only through a soft dependency `degrades`; the rest `break`. Cycles end.
+    A failure walked lately on this snapshot is not walked again (`recent_walks`): its hops and
+    paths are the same for every viewer, and what this viewer may see is applied as they are listed.
     """
+    recent = recent_walks(snapshot)
+    walked = recent.get((failed, max_depth))
+    if walked is None:
+        if len(recent) >= RECENT:
+            recent.clear()  # not an LRU: one statement, safe beside other threads' answers
+        walked = recent[(failed, max_depth)] = _walk(snapshot, failed, max_depth)
+    return BlastRadius(snapshot, failed, max_depth, walked.hard, walked.all, viewer, walked.parents)
+
+
+def recent_walks(snapshot: Snapshot) -> RecentWalks:
+    """The snapshot's last few walks, kept while it serves (and while fresher marks share its indexes)."""
+    found: RecentWalks | None = snapshot.derived.get(_RECENT)
+    if found is None:
+        found = snapshot.derived.setdefault(_RECENT, RecentWalks())
+    return found
+
+
+def _walk(snapshot: Snapshot, failed: str, max_depth: int | None) -> Walked:
     index = walk_index(snapshot)
     start = index.position[failed]
     everything = reverse_levels(index, start, hard_only=False, max_depth=max_depth)
     # Without soft pairs the hard-only walk is the same walk: skip it (half of a query's time).
     hard = reverse_levels(index, start, hard_only=True, max_depth=max_depth) if index.any_soft else everything
-    return BlastRadius(snapshot, failed, max_depth, hard, everything, viewer)
+    for hops in (hard, everything):
+        hops.flags.writeable = False  # shared by every answer about this failure
+    return Walked(hard, everything, {})

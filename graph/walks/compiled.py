@@ -46,6 +46,10 @@ class WalkIndex:
         """False when no pair is soft: a hard-only walk is then the same as a walk over everything."""
         return not bool(self.hard.all())
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (the snapshot image) without the matrices: rebuilt on first use from the arrays."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_csr_")}
+
     def dependents(self, *, hard_only: bool) -> csr_matrix:
         """The pairs as scipy's walks take them (int32 indices, float weights), built once: a walk
         given any other types copies the whole matrix first."""
