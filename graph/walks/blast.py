@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from graph.coverage import Coverage, coverage
 from graph.edges import EdgeFacts
 from graph.exposure.redaction import redact_path
 from graph.exposure.visibility import EVERYONE, Viewer, can_see, restricted_refs, visible
+from graph.facts import CallCount
 from graph.observed import dress
 from graph.relations import PART_OF, RUNTIME_KINDS, propagates
 from graph.snapshot import Snapshot
@@ -26,6 +28,7 @@ _RUNTIME = f"{__name__}.runtime_mask"
 _SYSTEMS = f"{__name__}.system_parts"
 _RECENT = f"{__name__}.recent"
 RECENT = 8  # blast radii kept per snapshot: during an incident many ask about the same failure
+KEPT_NEAREST = 100  # the first entries kept with them (a reply's first screen), not a full text's 2,000
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,8 @@ class Walked:
     hard: IntArray
     all: IntArray
     parents: dict[bool, tuple[int, IntArray]]
+    seen_by_all: dict[object, tuple[Any, ...]]  # what every viewer who sees all is shown alike
+    calls: Mapping[str, CallCount]  # the counts the entries in `seen_by_all` were dressed with
 
 
 class RecentWalks(dict[tuple[str, int | None], Walked]):
@@ -80,6 +85,7 @@ class BlastRadius:
     _all: IntArray
     viewer: Viewer = EVERYONE
     _parents: dict[bool, tuple[int, IntArray]] = field(default_factory=dict, repr=False)  # shared: `Walked`
+    _seen_by_all: dict[object, tuple[Any, ...]] = field(default_factory=dict, repr=False)  # shared too
 
     @cached_property
     def breaks(self) -> tuple[str, ...]:
@@ -118,6 +124,18 @@ class BlastRadius:
 
     def iter_nearest(self, limit: int) -> Iterator[Impact]:
         """`nearest`, one entry at a time: a background writer can pause between entries."""
+        kept = self._sees_all and limit <= KEPT_NEAREST
+        if kept and (listed := self._seen_by_all.get(("nearest", limit))) is not None:
+            yield from listed
+            return
+        found: list[Impact] = []
+        for impact in self._iter_nearest(limit):
+            found.append(impact)
+            yield impact
+        if kept:  # listed to the end: the next answer about this failure shows the same
+            self._seen_by_all[("nearest", limit)] = tuple(found)
+
+    def _iter_nearest(self, limit: int) -> Iterator[Impact]:
         # Entities this viewer may not see are skipped, so rank enough to fill `limit` without them.
         positions, hops, degraded = self._ranked(limit + len(restricted_refs(self.snapshot)))
         refs = walk_index(self.snapshot).refs
@@ -237,6 +255,9 @@ class BlastRadius:
     @cached_property
     def systems(self) -> tuple[SystemImpact, ...]:
         """Systems with at least one impacted part: how many of their parts are impacted."""
+        sees_all = self._sees_all  # a can_see per system was half of this at a hub (bench layered-100k)
+        if sees_all and (kept := self._seen_by_all.get("systems")) is not None:
+            return kept
         parts = system_parts(self.snapshot)
         if not parts.refs:
             return ()
@@ -244,12 +265,14 @@ class BlastRadius:
         hits = np.add.reduceat((self._all > 0)[parts.flat], parts.starts, dtype=np.int64)
         hit = np.flatnonzero(hits)
         found = zip(hit.tolist(), hits[hit].tolist(), parts.sizes[hit].tolist(), strict=True)
-        sees_all = self._sees_all  # a can_see per system was half of this at a hub (bench layered-100k)
-        return tuple(
+        systems = tuple(
             SystemImpact(parts.refs[i], impacted, total)
             for i, impacted, total in found
             if sees_all or can_see(self.snapshot, parts.refs[i], self.viewer)
         )
+        if sees_all:
+            self._seen_by_all["systems"] = systems  # 2,000 systems at a 100k hub, for every answer after
+        return systems
 
     def _refs_where(self, mask: np.ndarray) -> tuple[str, ...]:
         refs = walk_index(self.snapshot).refs
@@ -369,7 +392,9 @@ def blast_radius(
         if len(recent) >= RECENT:
             recent.clear()  # not an LRU: one statement, safe beside other threads' answers
         walked = recent[(failed, max_depth)] = _walk(snapshot, failed, max_depth)
-    return BlastRadius(snapshot, failed, max_depth, walked.hard, walked.all, viewer, walked.parents)
+    elif walked.calls is not snapshot.calls:  # a fresher snapshot: same walk, entries dressed anew
+        walked = recent[(failed, max_depth)] = replace(walked, seen_by_all={}, calls=snapshot.calls)
+    return BlastRadius(snapshot, failed, max_depth, walked.hard, walked.all, viewer, walked.parents, walked.seen_by_all)
 
 
 def recent_walks(snapshot: Snapshot) -> RecentWalks:
@@ -388,4 +413,4 @@ def _walk(snapshot: Snapshot, failed: str, max_depth: int | None) -> Walked:
     hard = reverse_levels(index, start, hard_only=True, max_depth=max_depth) if index.any_soft else everything
     for hops in (hard, everything):
         hops.flags.writeable = False  # shared by every answer about this failure
-    return Walked(hard, everything, {})
+    return Walked(hard, everything, {}, {}, snapshot.calls)
