@@ -10,12 +10,9 @@ OTEL_TRACES_SAMPLER, ...); the endpoint and service name come from our settings 
 
 from __future__ import annotations
 
-import contextvars
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.trace import Span
@@ -82,14 +79,6 @@ def request_span(front: str) -> Iterator[None]:
     """Around one request to a front (its reading, verifying and ack); the answer it starts is its child."""
     with _tracer.start_as_current_span(f"oncall-graph {front} request"):
         yield
-
-
-class ContextCarryingExecutor(ThreadPoolExecutor):
-    """A pool whose tasks run in the context they were submitted from: a request's listener (Bolt's
-    pool) answers inside the request's span, so one trace holds a whole answer."""
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        return super().submit(contextvars.copy_context().run, fn, *args, **kwargs)
 
 
 @contextmanager
