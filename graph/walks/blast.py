@@ -124,16 +124,17 @@ class BlastRadius:
 
     def iter_nearest(self, limit: int) -> Iterator[Impact]:
         """`nearest`, one entry at a time: a background writer can pause between entries."""
-        kept = self._sees_all and limit <= KEPT_NEAREST
-        if kept and (listed := self._seen_by_all.get(("nearest", limit))) is not None:
+        if not (self._sees_all and limit <= KEPT_NEAREST):
+            yield from self._iter_nearest(limit)
+            return
+        if (listed := self._seen_by_all.get(("nearest", limit))) is not None:
             yield from listed
             return
         found: list[Impact] = []
         for impact in self._iter_nearest(limit):
             found.append(impact)
             yield impact
-        if kept:  # listed to the end: the next answer about this failure shows the same
-            self._seen_by_all[("nearest", limit)] = tuple(found)
+        self._seen_by_all[("nearest", limit)] = tuple(found)  # listed to the end: the next answer shows the same
 
     def _iter_nearest(self, limit: int) -> Iterator[Impact]:
         # Entities this viewer may not see are skipped, so rank enough to fill `limit` without them.
