@@ -19,7 +19,9 @@ def warm(snapshot: Snapshot) -> None:
     redacts), runbook passages, the blast radius's runtime kinds and systems, the looser name tiers,
     the coverage, the live part's names, and the deploy targets (kept in the snapshot image too, so
     the first pushed deploy after a restart does not read every entity to place it)."""
-    walk_index(snapshot)
+    index = walk_index(snapshot)
+    for hard_only in (False, True):
+        index.dependents(hard_only=hard_only)  # the walk's matrices (and scipy, loaded for them)
     recent_walks(snapshot)  # where the blast radii asked of it are kept, so no answer adds a key
     restricted_refs(snapshot)
     passage_index(snapshot)

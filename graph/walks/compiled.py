@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order
 
 from graph.background import stepping
 from graph.relations import propagates
 
 if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
+
     from graph.snapshot import Snapshot
 
 IntArray = npt.NDArray[np.int64]
@@ -56,6 +56,10 @@ class WalkIndex:
         key = "hard" if hard_only and self.any_soft else "all"
         found: csr_matrix | None = self.__dict__.get(f"_csr_{key}")
         if found is None:
+            # Imported here: scipy.sparse adds 0.2 s to every start; `graph.warm` builds these
+            # before a snapshot serves, so no answer waits for it.
+            from scipy.sparse import csr_matrix
+
             indptr, indices = self.indptr, self.indices
             if key == "hard":
                 kept = np.flatnonzero(self.hard)
@@ -131,6 +135,8 @@ def reverse_levels(index: WalkIndex, start: int, *, hard_only: bool, max_depth: 
     million edges, bench dense-100k); the hops are read from its order: each entity was found
     while its predecessor was visited, and visits go in that same order, so a level ends where
     the first entity found from the next level's members begins."""
+    from scipy.sparse.csgraph import breadth_first_order  # loaded with `dependents` (see there)
+
     order, predecessors = breadth_first_order(
         index.dependents(hard_only=hard_only), start, directed=True, return_predecessors=True
     )
