@@ -10,16 +10,19 @@ from graph.exposure.redaction import hidden_name_index, section_index
 from graph.exposure.visibility import restricted_refs
 from graph.snapshot import Snapshot
 from graph.traffic.live import live_indexes
-from graph.walks.blast import runtime_mask, system_parts
+from graph.walks.blast import recent_walks, runtime_mask, system_parts
 from graph.walks.compiled import walk_index
 
 
 def warm(snapshot: Snapshot) -> None:
-    """Walks, visibility (and the names and sections it redacts), runbook passages, the blast radius's
-    runtime kinds and systems, the looser name tiers, the coverage, the live part's names, and the
-    deploy targets (kept in the snapshot image too, so the first pushed deploy after a restart does
-    not read every entity to place it)."""
-    walk_index(snapshot)
+    """Walks (and where the recent blast radii are kept), visibility (and the names and sections it
+    redacts), runbook passages, the blast radius's runtime kinds and systems, the looser name tiers,
+    the coverage, the live part's names, and the deploy targets (kept in the snapshot image too, so
+    the first pushed deploy after a restart does not read every entity to place it)."""
+    index = walk_index(snapshot)
+    for hard_only in (False, True):
+        index.dependents(hard_only=hard_only)  # the walk's matrices (and scipy, loaded for them)
+    recent_walks(snapshot)  # where the blast radii asked of it are kept, so no answer adds a key
     restricted_refs(snapshot)
     passage_index(snapshot)
     hidden_name_index(snapshot)

@@ -8,6 +8,7 @@ from datetime import datetime
 from bot.query.bundle import BlastAnswer, BlastQuery, Resolved, SuspectsAnswer, SuspectsQuery
 from bot.query.live import LiveSource, begin, looked
 from bot.render.freshness import freshness_of
+from bot.telemetry.tracing import stage_span
 from graph.exposure.passages import cite_passages
 from graph.exposure.visibility import Viewer, resolve_for
 from graph.health.freshness import StalePolicy
@@ -38,14 +39,20 @@ def answer_blast(
     what is failing now (read while the graph is walked). The walk runs inside `cpu` (the bot's work
     slots); the wait for the live part does not."""
     with cpu or nullcontext():
-        resolved = resolve_name(snapshot, query.name, viewer)
-        freshness = freshness_of(snapshot, now, policy)
+        with stage_span("resolution"):
+            resolved = resolve_name(snapshot, query.name, viewer)
+        with stage_span("freshness"):
+            freshness = freshness_of(snapshot, now, policy)
         if resolved.entity is None:
             return BlastAnswer(query, resolved, freshness)
         pending = begin(live)
-        result = blast_radius(snapshot, resolved.entity, max_depth=query.depth, viewer=viewer)
-        quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
-    return BlastAnswer(query, resolved, freshness, result, quoted, looked(snapshot, pending, viewer))
+        with stage_span("walk"):
+            result = blast_radius(snapshot, resolved.entity, max_depth=query.depth, viewer=viewer)
+        with stage_span("passages"):
+            quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
+    with stage_span("live"):
+        present = looked(snapshot, pending, viewer)
+    return BlastAnswer(query, resolved, freshness, result, quoted, present)
 
 
 def answer_suspects(
@@ -61,15 +68,22 @@ def answer_suspects(
     """What the named entity depends on and which of those were deployed in the window ending `query.at`;
     with a live port, those failing now first (the wait for it outside `cpu`, as for `answer_blast`)."""
     with cpu or nullcontext():
-        resolved = resolve_name(snapshot, query.name, viewer)
-        freshness = freshness_of(snapshot, now, policy)
+        with stage_span("resolution"):
+            resolved = resolve_name(snapshot, query.name, viewer)
+        with stage_span("freshness"):
+            freshness = freshness_of(snapshot, now, policy)
         if resolved.entity is None:
             return SuspectsAnswer(query, resolved, freshness)
         pending = begin(live)
         at = query.at or now
-        result = suspects(snapshot, resolved.entity, now=at, window=query.since, max_depth=query.depth, viewer=viewer)
-        quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
-    present = looked(snapshot, pending, viewer)
+        with stage_span("walk"):
+            result = suspects(
+                snapshot, resolved.entity, now=at, window=query.since, max_depth=query.depth, viewer=viewer
+            )
+        with stage_span("passages"):
+            quoted = cite_passages(snapshot, result.subjects(), viewer=viewer)
+    with stage_span("live"):
+        present = looked(snapshot, pending, viewer)
     with cpu or nullcontext():
         ranked = live_suspects(result, present)
     return SuspectsAnswer(query, resolved, freshness, ranked, quoted, present)

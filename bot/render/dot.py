@@ -153,7 +153,7 @@ def _blast_layer(result: BlastRadius, max_nodes: int) -> _Layer:
     for impact in sorted(drawn, key=lambda i: i.entity):
         if impact.entity not in linked:
             layer.edges.append(_indirect(impact.entity, result.failed, impact.hidden, impact.hops))
-    layer.notes.append(f"survives: {len(result.survives)} components and resources")
+    layer.notes.append(f"survives: {result.survivors_count} components and resources")
     if result.hidden_count:
         layer.notes.append(f"{plural(result.hidden_count, 'impacted entity', 'impacted entities')} not visible here")
     return layer

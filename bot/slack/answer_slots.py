@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
 
+from bot.telemetry.tracing import stage_span
 from graph.background import Step
 
 ANSWER_SLOTS = 2  # the machine's cores
@@ -33,7 +34,8 @@ class AnswerSlots:
     def __enter__(self) -> None:
         with self._quiet:
             self._answering += 1
-        self._slots.acquire()
+        with stage_span("slot"):
+            self._slots.acquire()
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None

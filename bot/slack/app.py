@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 from slack_bolt import App
 from slack_sdk import WebClient
 
 from bot.slack import assistant, commands, events, home, review_actions, shortcuts, unfurls
 from bot.slack.deps import BotDeps
+from bot.slack.listener_pool import ListenerPool, signal_acks
 
 # Each answer holds a listener thread while it walks and posts, and a command is only acked once
 # its listener starts: size the pool for a burst of commands during an incident (bench: 50 at
@@ -27,8 +26,9 @@ def build_app(deps: BotDeps, *, client: WebClient, signing_secret: str) -> App:
         client=client,
         signing_secret=signing_secret,
         token_verification_enabled=False,  # auth.test runs on the first request instead of at import
-        listener_executor=ThreadPoolExecutor(max_workers=LISTENER_THREADS, thread_name_prefix="slack-listener"),
+        listener_executor=ListenerPool(max_workers=LISTENER_THREADS, thread_name_prefix="slack-listener"),
     )
+    app.use(signal_acks)
     commands.register(app, deps)
     assistant.register(app, deps)  # middleware: before the catch-all message listener sees a DM
     events.register(app, deps)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from bot.slack.retrying import PostFailed
+from bot.telemetry.tracing import stage_span
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,9 @@ class Taken:
     keys: tuple[str, ...]
 
     def settle(self, *, delivered: bool) -> None:
-        for key in self.keys:
-            self.claims.settle(key, delivered)
+        with stage_span("settlement"):
+            for key in self.keys:
+                self.claims.settle(key, delivered)
 
 
 def take_all(claims: Claims, keys: Sequence[str]) -> tuple[Taken | None, str]:
@@ -36,11 +38,12 @@ def take_all(claims: Claims, keys: Sequence[str]) -> tuple[Taken | None, str]:
     taken are given back as failed (this attempt answers nothing), and the caller counts why by
     the refused key."""
     taken: list[str] = []
-    for key in keys:
-        if not claims.take(key):
-            Taken(claims, tuple(taken)).settle(delivered=False)
-            return None, key
-        taken.append(key)
+    with stage_span("claim"):
+        for key in keys:
+            if not claims.take(key):
+                Taken(claims, tuple(taken)).settle(delivered=False)
+                return None, key
+            taken.append(key)
     return Taken(claims, tuple(taken)), ""
 
 

@@ -18,6 +18,7 @@ from bot.slack.attachments import Attachments, direct_channel, upload_full_text
 from bot.slack.blocks.messages import SlackMessage
 from bot.slack.response_url import Responder
 from bot.slack.retrying import Poster
+from bot.telemetry.tracing import stage_span
 
 
 def message_kwargs(message: SlackMessage) -> dict[str, Any]:
@@ -39,7 +40,8 @@ def respond_with(
     """Ephemeral unless shared; a cut answer's full text and the picture go to the channel when
     shared, else to the user alone (an ephemeral answer has no thread to hold files)."""
     kwargs = {"response_type": "in_channel" if shared else "ephemeral", **message_kwargs(message)}
-    poster(lambda: respond(**kwargs), what=what)
+    with stage_span("post"):
+        poster(lambda: respond(**kwargs), what=what)
     if attachments is not None:
         attachments.send(client, message, channel=channel if shared else "", user=user)
     elif message.cut and (target := channel if shared else direct_channel(client, user, poster)):
@@ -57,7 +59,8 @@ def say_in_thread(
     attachments: Attachments | None = None,
 ) -> None:
     kwargs = {"channel": channel, "thread_ts": thread_ts, **message_kwargs(message)}
-    poster(lambda: client.chat_postMessage(**kwargs), what=what)
+    with stage_span("post"):
+        poster(lambda: client.chat_postMessage(**kwargs), what=what)
     if attachments is not None:
         attachments.send(client, message, channel=channel, thread_ts=thread_ts)
     else:

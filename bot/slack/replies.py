@@ -28,6 +28,7 @@ from bot.slack.blocks.messages import (
 )
 from bot.slack.deps import BotDeps
 from bot.telemetry.instrument import note_counts, note_entities
+from bot.telemetry.tracing import stage_span
 from graph.exposure.visibility import Viewer
 from graph.questions.wording import typed_window
 from graph.snapshot import Snapshot
@@ -49,7 +50,7 @@ def reply_to_command(
         return format_refusal(f"Usage: {USAGE[command]}")
     # The walk and the rendering each in a work slot; the wait for the live part between them in none.
     bundle = answer(Question(command, args.name, since=args.since, depth=args.depth), ground(deps, snapshot, viewer))
-    with deps.work_slots:
+    with deps.work_slots, stage_span("rendering"):
         return SLASH_REPLIES[command](deps, bundle, snapshot, shared)
 
 

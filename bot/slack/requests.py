@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from bot.bounded_json import loads_bounded
 from bot.http import SLACK_MAX_BODY, StartResponse, WsgiApp, json_response, read_capped
+from bot.telemetry.tracing import request_span, stage_span
 
 log = logging.getLogger(__name__)
 
@@ -194,32 +195,37 @@ def guarded(bolt: WsgiApp, signing_secret: str) -> WsgiApp:
     """`bolt` behind the cap, the signature and the shape checks."""
 
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        with request_span("slack"):  # the answer's spans too: Bolt's listeners carry its context
+            return checked(environ, start_response)
+
+    def checked(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("REQUEST_METHOD") != "POST":
             return json_response(start_response, "405 Method Not Allowed", {"error": "POST Slack requests here"})
-        raw = read_capped(environ, SLACK_MAX_BODY)
-        if raw is None:
-            too_large = {"error": f"body over {SLACK_MAX_BODY} bytes"}
-            return json_response(start_response, "413 Content Too Large", too_large)
-        timestamp = str(environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP") or "")
-        signature = str(environ.get("HTTP_X_SLACK_SIGNATURE") or "")
-        if not signed(raw, timestamp, signature, signing_secret, now=time.time()):
-            log.warning("Slack request refused: missing, stale or wrong X-Slack-Signature (%d bytes)", len(raw))
-            return json_response(start_response, "401 Unauthorized", {"error": "invalid request signature"})
-        try:
-            text = raw.decode("utf-8")
-            kind, passed = check_body(text, str(environ.get("CONTENT_TYPE") or ""))
-        except UnicodeDecodeError as exc:
-            return _refuse(start_response, f"body is not UTF-8 (byte {exc.start})")
-        except Malformed as exc:
-            if "slash command" in str(exc):
-                return _tell_user(start_response, str(exc))
-            return _refuse(start_response, str(exc))
-        if passed != text:
-            log.warning("Slack %s request read within bounds: JSON too deep or too many members left out", kind)
-            raw = passed.encode("utf-8")
-            environ["HTTP_X_SLACK_SIGNATURE"] = signature_of(raw, timestamp, signing_secret)  # what Bolt checks
-        environ["wsgi.input"] = io.BytesIO(raw)
-        environ["CONTENT_LENGTH"] = str(len(raw))
+        with stage_span("signature"):
+            raw = read_capped(environ, SLACK_MAX_BODY)
+            if raw is None:
+                too_large = {"error": f"body over {SLACK_MAX_BODY} bytes"}
+                return json_response(start_response, "413 Content Too Large", too_large)
+            timestamp = str(environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP") or "")
+            signature = str(environ.get("HTTP_X_SLACK_SIGNATURE") or "")
+            if not signed(raw, timestamp, signature, signing_secret, now=time.time()):
+                log.warning("Slack request refused: missing, stale or wrong X-Slack-Signature (%d bytes)", len(raw))
+                return json_response(start_response, "401 Unauthorized", {"error": "invalid request signature"})
+            try:
+                text = raw.decode("utf-8")
+                kind, passed = check_body(text, str(environ.get("CONTENT_TYPE") or ""))
+            except UnicodeDecodeError as exc:
+                return _refuse(start_response, f"body is not UTF-8 (byte {exc.start})")
+            except Malformed as exc:
+                if "slash command" in str(exc):
+                    return _tell_user(start_response, str(exc))
+                return _refuse(start_response, str(exc))
+            if passed != text:
+                log.warning("Slack %s request read within bounds: JSON too deep or too many members left out", kind)
+                raw = passed.encode("utf-8")
+                environ["HTTP_X_SLACK_SIGNATURE"] = signature_of(raw, timestamp, signing_secret)  # what Bolt checks
+            environ["wsgi.input"] = io.BytesIO(raw)
+            environ["CONTENT_LENGTH"] = str(len(raw))
         log.debug("Slack %s request passed the boundary", kind)
         return bolt(environ, start_response)
 

@@ -56,6 +56,42 @@ def annotate_query(span: Span, entities: Sequence[str], counts: Mapping[str, int
         span.set_attribute(f"{PREFIX}{name}_count", count)
 
 
+# The stages of one answer, each a child span of its query span (the signature's, of its request's),
+# in the order they run. `bench/slack_bench.py` tabulates them; an operator sees them in any trace.
+STAGES = (
+    "signature",  # the Slack signature checked and the body's shape read, before Bolt
+    "claim",  # the answer's delivery key taken (bot/slack/claims)
+    "slot",  # the wait for a work slot (bot/slack/answer_slots), before the walk and before rendering
+    "resolution",  # the name resolved for the viewer
+    "freshness",  # how stale the snapshot is judged
+    "walk",  # the walk, hidden entities left out as it goes
+    "passages",  # the passages to quote, redacted for the viewer
+    "live",  # the wait for what is failing now (PagerDuty, traces), read while the graph is walked
+    "rendering",  # the answer rendered into Slack blocks, escaped at the one boundary
+    "post",  # the message posted to Slack (retries included)
+    "settlement",  # the delivery key settled delivered or failed
+)
+STAGE = f"{PREFIX}stage"
+
+
+@contextmanager
+def request_span(front: str) -> Iterator[None]:
+    """Around one request to a front (its reading, verifying and ack); the answer it starts is its child."""
+    with _tracer.start_as_current_span(f"oncall-graph {front} request"):
+        yield
+
+
+@contextmanager
+def stage_span(name: str) -> Iterator[None]:
+    """One stage of the answer running in this context; nothing at all until a provider is installed
+    (a no-op span still costs a context switch, several per answer)."""
+    if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        yield
+        return
+    with _tracer.start_as_current_span(f"oncall-graph {name}", attributes={STAGE: name}, record_exception=False):
+        yield
+
+
 @contextmanager
 def sync_span() -> Iterator[Span]:
     with _tracer.start_as_current_span("oncall-graph sync") as span:

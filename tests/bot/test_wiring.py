@@ -20,9 +20,9 @@ def test_a_swapped_in_snapshot_serves_with_its_indexes_built_and_out_of_the_coll
     finally:
         gc.unfreeze()
     assert ref.current() is snapshot
-    # walks, restricted entities, their names, runbook sections, passages, runtime kinds, systems,
-    # deploy targets, coverage, the live part's telemetry names and PagerDuty services
-    assert len(snapshot.derived) == 11
+    # walks, the recent blast radii, restricted entities, their names, runbook sections, passages,
+    # runtime kinds, systems, deploy targets, coverage, the live part's telemetry names and PagerDuty services
+    assert len(snapshot.derived) == 12
     assert walk_index(snapshot).position[c("payments")] >= 0
 
 

@@ -13,9 +13,10 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from bot.telemetry.tracing import STAGE, STAGES
 from tests.e2e.conftest import Bot, _env, stop
 from tests.e2e.test_slack_bot import mention, only_response, pagerduty_alert
-from tests.fakes.otlp_receiver import otlp_receiver
+from tests.fakes.otlp_receiver import ReceivedSpan, otlp_receiver
 from tests.fakes.slack_api import FakeSlack
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -111,7 +112,7 @@ def test_metrics_count_syncs_queries_unresolved_names_and_repeats_with_their_lab
     assert synced and synced[0]["outcome"] == "applied" and isinstance(synced[0]["duration"], float)
 
 
-def test_a_blast_radius_query_and_a_sync_arrive_as_spans_at_the_otlp_endpoint(
+def test_a_blast_radius_query_its_stages_and_a_sync_arrive_as_spans_at_the_otlp_endpoint(
     bot_factory: Callable[..., Bot], fake_slack: FakeSlack
 ) -> None:
     with otlp_receiver() as receiver:
@@ -121,6 +122,7 @@ def test_a_blast_radius_query_and_a_sync_arrive_as_spans_at_the_otlp_endpoint(
         bot.command("/blast-radius", "redis", fake_slack.response_url("t1"))
         only_response(fake_slack, "t1")
         receiver.wait_for(lambda: receiver.named("oncall-graph blast-radius"))
+        receiver.wait_for(lambda: receiver.named("oncall-graph settlement"))
         receiver.wait_for(lambda: receiver.named("oncall-graph sync"))
         stop(bot)  # before the receiver goes away, so the last flush has somewhere to go
     [query] = receiver.named("oncall-graph blast-radius")
@@ -134,6 +136,30 @@ def test_a_blast_radius_query_and_a_sync_arrive_as_spans_at_the_otlp_endpoint(
     outcomes = {e[1]["oncall_graph.source"].split(":")[0]: e[1]["oncall_graph.outcome"] for e in sync.events}
     assert outcomes == {"catalog": "applied", "deploys": "applied", "docs": "applied", "aliases": "applied"}
     assert sync.attributes["oncall_graph.entities_count"] > 20
+    check_stages(receiver.spans, query)
+
+
+def check_stages(spans: list[ReceivedSpan], query: ReceivedSpan) -> None:
+    """Every stage of the answer is a span of its own in the answer's one trace, under its request,
+    in the order the stages run."""
+    trace = [s for s in spans if s.trace_id == query.trace_id]
+    [request] = [s for s in trace if s.name == "oncall-graph slack request"]
+    assert request.parent_id == "" and query.start_ns >= request.start_ns
+    by_id = {s.span_id: s for s in trace}
+
+    def under_request(span: ReceivedSpan) -> bool:
+        while span.parent_id in by_id:
+            span = by_id[span.parent_id]
+        return span is request
+
+    stages = {s.attributes[STAGE]: s for s in trace if STAGE in s.attributes and s.name != "oncall-graph slot"}
+    assert set(stages) == set(STAGES) - {"slot"}
+    assert [s.attributes[STAGE] for s in trace if s.name == "oncall-graph slot"] == ["slot", "slot"]
+    assert all(under_request(s) and s.end_ns >= s.start_ns for s in trace)
+    for stage in ("resolution", "freshness", "walk", "passages", "rendering"):
+        assert stages[stage].parent_id == query.span_id, stage  # inside the answer's own span
+    starts = [stages[name].start_ns for name in STAGES if name != "slot"]
+    assert starts == sorted(starts)
 
 
 def test_an_unknown_log_format_stops_serve_with_a_message_naming_the_setting(tmp_path: Path) -> None:

@@ -39,6 +39,15 @@ class ReceivedSpan:
     events: list[tuple[str, dict[str, Any]]]
     resource: dict[str, Any]
     status_code: int
+    trace_id: str = ""  # hex, as trace viewers show them
+    span_id: str = ""
+    parent_id: str = ""  # "" for a trace's root
+    start_ns: int = 0
+    end_ns: int = 0
+
+    @property
+    def seconds(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e9
 
 
 @dataclass
@@ -55,7 +64,9 @@ class OtlpReceiver:
                 for span in scope_spans.spans:
                     attributes = {a.key: plain(a.value) for a in span.attributes}
                     events = [(e.name, {a.key: plain(a.value) for a in e.attributes}) for e in span.events]
-                    found.append(ReceivedSpan(span.name, attributes, events, resource, span.status.code))
+                    ids = (span.trace_id.hex(), span.span_id.hex(), span.parent_span_id.hex())
+                    times = (span.start_time_unix_nano, span.end_time_unix_nano)
+                    found.append(ReceivedSpan(span.name, attributes, events, resource, span.status.code, *ids, *times))
         with self._changed:
             self.spans.extend(found)
             self._changed.notify_all()

@@ -50,9 +50,9 @@ def test_after_warm_no_answer_builds_an_index_of_its_own() -> None:
     snap = graph()
     warm(snap)
     built = dict(snap.derived)
-    # walks, restricted entities, their names, runbook sections, passages, runtime kinds, systems,
-    # deploy targets, coverage, the live part's telemetry names and PagerDuty services
-    assert len(built) == 11
+    # walks, the recent blast radii, restricted entities, their names, runbook sections, passages,
+    # runtime kinds, systems, deploy targets, coverage, the live part's telemetry names and PagerDuty services
+    assert len(built) == 12
     result = blast_radius(snap, REDIS, viewer=OUTSIDER)
     assert result.impacted and result.survives == () and result.systems and result.hidden_count == 1
     assert suspects(snap, AUTH, now=NOW, viewer=OUTSIDER).dependencies

@@ -116,6 +116,8 @@ def test_an_answer_shows_the_calls_behind_an_observed_citation() -> None:
     assert shown.sources == (
         "service-graph http://prometheus:9090 · 3,000 calls in 7 d to 2026-12-06 03:00 UTC, 0.2% failed",
     )
+    (before,) = blast_radius(snap, CART, viewer=EVERYONE).impacted  # kept with the snapshot's recent walks
+    assert "3,000 calls" in before.edges[0].sources[0]
     # New counts arrive beside the graph: the same edges, the derived indexes kept.
     newer = CallCount(count.key, 4500, 0, 7 * 86_400, SEEN)
     polled = snap.with_marks(snap.marks, calls={newer.key: newer})

@@ -275,3 +275,33 @@ def test_ask_who_owns_what_a_service_publishes_to_follows_that_relation() -> Non
     )
     answer = ask(snap, "Which team owns the system that Billing Worker publishes events to?", now=BUILT_AT)
     assert answer.sentences == ("kafka is owned by data-platform-team.",)
+
+
+@settings(max_examples=60, deadline=None)
+@given(edges_strategy, st.sets(st.integers(0, 11)), st.integers(0, 11), st.none() | st.integers(1, 4))
+def test_hops_are_shortest_paths_over_hard_and_over_all_edges_within_the_depth(
+    edges: list[tuple[int, str, int]], soft_ones: set[int], failed: int, depth: int | None
+) -> None:
+    """Breaks at their hops over hard edges, degrades at theirs over every edge: each walk's hops
+    are shortest paths (the walk reads them from one breadth-first order), cut at `depth`."""
+    refs = [c(f"n{i}") for i in range(12)]
+    softs = {a: ", ".join(refs[b] for a2, _, b in edges if a2 == a) for a in soft_ones}  # all of its edges soft
+    snap = snapshot(
+        [entity(r, annotations={"oncall-graph/soft-dependencies": softs[i]} if softs.get(i) else None)
+         for i, r in enumerate(refs)],
+        [dep(refs[a], refs[b], rel=rel) for a, rel, b in edges],
+    )  # fmt: skip
+    walked = [(refs[a], refs[b]) for a, rel, b in edges if a != b and propagates(rel)]
+    every = nx.DiGraph(walked)
+    hard = nx.DiGraph([(a, b) for a, b in walked if refs.index(a) not in soft_ones])
+    for model in (every, hard):
+        model.add_nodes_from(refs)
+    within = depth if depth is not None else len(refs)
+    far_all = nx.single_source_shortest_path_length(every.reverse(), refs[failed], cutoff=within)
+    far_hard = nx.single_source_shortest_path_length(hard.reverse(), refs[failed], cutoff=within)
+    result = blast_radius(snap, refs[failed], max_depth=depth)
+    assert {i.entity: (i.hops, i.impact) for i in result.impacted} == {
+        ref: (far_hard[ref], "breaks") if ref in far_hard else (hops, "degrades")
+        for ref, hops in far_all.items()
+        if ref != refs[failed]
+    }

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import pickle
+
 from graph.exposure.visibility import HIDDEN, Viewer, resolve_for
 from graph.questions.ask import ask
-from graph.walks.blast import blast_radius
+from graph.walks.blast import blast_radius, recent_walks
 from graph.walks.paths import find_path
 from graph.walks.suspects import suspects
 from tests.graph.builders import BUILT_AT, dep, entity, snapshot
@@ -42,11 +44,15 @@ def test_restricted_entity_never_appears_to_an_outsider_but_the_chain_stays_true
     assert all(c("vault-proxy") not in (e.src, e.dst) for e in web.edges)
     assert web.owners == ("group:default/web-team",)
     assert c("hsm") not in result.survives and c("lonely") in result.survives
+    # Counted and named the way a reply does, without listing every survivor: hidden ones left out too.
+    assert result.survivors_count == len(result.survives)
+    assert result.first_survivors(1) == result.survives[:1]
 
 
 def test_allowed_channel_and_allowed_user_see_everything() -> None:
     for viewer in (Viewer(channel="C-SEC"), Viewer(user="U-CISO")):
         result = blast_radius(snap(), c("redis"), viewer=viewer)
+        assert c("hsm") in result.survives and result.survivors_count == len(result.survives)
         assert c("vault-proxy") in {i.entity for i in result.impacted}
         assert result.hidden_count == 0
 
@@ -98,3 +104,13 @@ def test_a_text_naming_a_hidden_entity_is_redacted_whole_for_an_outsider_only() 
         assert redact_text(graph, title, Viewer(channel="C-SEC")) == title
     assert redact_text(graph, "billing latency high", OUTSIDER) == "billing latency high"
     assert "vault" not in HIDDEN_TEXT and "secops" not in HIDDEN_TEXT
+
+
+def test_a_failure_walked_for_one_viewer_is_listed_for_the_next_as_they_may_see_it() -> None:
+    s = snap()
+    outsider = blast_radius(s, c("redis"), viewer=OUTSIDER)
+    assert c("vault-proxy") not in {i.entity for i in outsider.impacted} and outsider.hidden_count == 1
+    insider = blast_radius(s, c("redis"), viewer=Viewer(channel="C-SEC"))
+    assert c("vault-proxy") in {i.entity for i in insider.impacted} and insider.hidden_count == 0
+    assert list(recent_walks(s)) == [(c("redis"), None)]  # walked once, for both
+    assert pickle.loads(pickle.dumps(recent_walks(s))) == {}  # never saved with the snapshot's image

@@ -148,10 +148,11 @@ def _counts_text(result: BlastRadius, counts: _Counts) -> str:
 
 
 def _survivors_text(result: BlastRadius) -> str:
-    survivors = result.survives
-    if not survivors:
+    count = result.survivors_count  # counted: the few named are all that is listed
+    if not count:
         return "*Survives*: nothing else in the graph"
-    return f"*Survives* ({len(survivors)}): {escape(names(survivors, SURVIVORS_SHOWN))}"
+    more = f" and {count - SURVIVORS_SHOWN} more" if count > SURVIVORS_SHOWN else ""
+    return f"*Survives* ({count}): {escape(names(result.first_survivors(SURVIVORS_SHOWN), SURVIVORS_SHOWN))}{more}"
 
 
 def _share_value(result: BlastRadius) -> dict[str, object]:

@@ -69,3 +69,31 @@ def test_racing_retries_of_a_failed_answer_have_one_winner(store: Store) -> None
     for t in threads:
         t.join()
     assert sorted(wins) == [False] * 5 + [True]
+
+
+def test_a_burst_of_claims_on_one_replica_each_answered_once_in_shared_transactions(store: Store) -> None:
+    """50 commands at once, each retried once by Slack, one key already delivered: every command's
+    key is won by exactly one of its two attempts, and the delivered one by none."""
+    claims = DeliveryClaims(store, replica="one")
+    assert claims.take("command:done", at=T0)
+    claims.settle("command:done", delivered=True, at=T0)
+    keys = [f"command:{n}" for n in range(50)] * 2 + ["command:done"]
+    start = threading.Barrier(len(keys))
+    wins: dict[str, int] = {}
+    counted = threading.Lock()
+
+    def attempt(key: str) -> None:
+        start.wait()
+        won = claims.take(key, at=T0 + timedelta(seconds=1))
+        if won:
+            claims.settle(key, delivered=True, at=T0 + timedelta(seconds=2))
+        with counted:
+            wins[key] = wins.get(key, 0) + won
+
+    threads = [threading.Thread(target=attempt, args=(key,)) for key in keys]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wins == {**{f"command:{n}": 1 for n in range(50)}, "command:done": 0}
+    assert {claims.state(f"command:{n}") for n in range(50)} == {DELIVERED}
