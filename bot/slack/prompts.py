@@ -7,6 +7,7 @@ Slack takes (assistant.threads.setSuggestedPrompts).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 
 from bot.slack.blocks.kit import file_title
 from graph.exposure.visibility import Viewer, can_see
@@ -48,6 +49,7 @@ def alert_prompts(service: str) -> tuple[Prompt, ...]:
 
 def graph_prompts(snapshot: Snapshot, viewer: Viewer) -> tuple[Prompt, ...]:
     """Anywhere else: the most depended-on entities the person may see, and the last hour's deploys."""
-    top = [e.entity for e in ranking(snapshot).exposures if can_see(snapshot, e.entity, viewer)][:TOP_ENTITIES]
+    seen = (e.entity for e in ranking(snapshot).exposures if can_see(snapshot, e.entity, viewer))
+    top = list(islice(seen, TOP_ENTITIES))  # the first few the person may see, not all 100k checked
     asked = [prompt(f"What breaks if {short_name(ref)} goes down?") for ref in top]
     return (*asked, prompt(RECENT_DEPLOYS))[:MAX_PROMPTS]
