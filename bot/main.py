@@ -45,6 +45,7 @@ from graph.health.freshness import LagReport
 from graph.health.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
 from graph.snapshot import Snapshot, SnapshotRef
+from graph.warm import load_walk_modules
 from sync.lag import LagNotifier, LogNotifier
 from sync.leader import leadership_for
 from sync.push import PushIntake
@@ -194,6 +195,9 @@ def slack_frontend(settings: Settings, deps: BotDeps) -> tuple[WsgiApp | None, S
 
 
 def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
+    # scipy, which the walks take, loaded beside the snapshot's image rather than before the first
+    # answer: `warm` and the first walk wait for it if it is not done (bench restart 100k: XXX).
+    threading.Thread(target=load_walk_modules, name="walk-modules", daemon=True).start()
     try:
         configure_logging(settings.log_format)
     except ValueError as exc:

