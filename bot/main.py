@@ -195,9 +195,6 @@ def slack_frontend(settings: Settings, deps: BotDeps) -> tuple[WsgiApp | None, S
 
 
 def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
-    # scipy, which the walks take, loaded beside the snapshot's image rather than before the first
-    # answer: `warm` and the first walk wait for it if it is not done (bench restart 100k: XXX).
-    threading.Thread(target=load_walk_modules, name="walk-modules", daemon=True).start()
     try:
         configure_logging(settings.log_format)
     except ValueError as exc:
@@ -228,6 +225,11 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
         make_way=deps.work_slots.make_way,
     )  # fmt: skip
     service.load()
+    # The rest of the walks' scipy (its csgraph; `warm` took scipy.sparse) loaded while the server
+    # starts, not in the first answer, whose walk waits for it if it is not done. Started beside
+    # the image's load instead, it slowed the load by more than it saved and raised the peak RSS
+    # (bench/restart_bench.py at 100k, A/B: see docs/architecture.md, Known gaps).
+    threading.Thread(target=load_walk_modules, name="walk-modules", daemon=True).start()
     log.info("serving graph version %s", store.graph_version())
     scheduler = start_scheduler(service)
     # Another replica's push, sync or review reaches this one's answers at once, not at its next poll.

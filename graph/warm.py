@@ -21,8 +21,8 @@ WALK_MODULES = ("scipy.sparse", "scipy.sparse.csgraph")
 
 def load_walk_modules() -> None:
     """Import the walks' modules ahead of their first use: a start runs it on a thread of its own
-    beside the snapshot's load. A walk (or `warm`) that comes first waits for it in the import
-    system, which lets one thread import a module and holds the others until it is done."""
+    once its snapshot serves. A walk that comes first waits for it in the import system, which
+    lets one thread import a module and holds the others until it is done."""
     for name in WALK_MODULES:
         importlib.import_module(name)
 
