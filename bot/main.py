@@ -45,6 +45,7 @@ from graph.health.freshness import LagReport
 from graph.health.hygiene import lint
 from graph.review import APPROVED, ProposedEdge
 from graph.snapshot import Snapshot, SnapshotRef
+from graph.warm import load_walk_modules
 from sync.lag import LagNotifier, LogNotifier
 from sync.leader import leadership_for
 from sync.push import PushIntake
@@ -224,6 +225,11 @@ def serve(settings: Settings, specs: Sequence[SourceSpec], store: Store) -> int:
         make_way=deps.work_slots.make_way,
     )  # fmt: skip
     service.load()
+    # The rest of the walks' scipy (its csgraph; `warm` took scipy.sparse) loaded while the server
+    # starts, not in the first answer, whose walk waits for it if it is not done. Started beside
+    # the image's load instead, it slowed the load by more than it saved and raised the peak RSS
+    # (bench/restart_bench.py at 100k, A/B: see docs/architecture.md, Known gaps).
+    threading.Thread(target=load_walk_modules, name="walk-modules", daemon=True).start()
     log.info("serving graph version %s", store.graph_version())
     scheduler = start_scheduler(service)
     # Another replica's push, sync or review reaches this one's answers at once, not at its next poll.

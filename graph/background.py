@@ -46,8 +46,13 @@ def stepping(items: Iterable[T], every: int = EVERY) -> Iterator[T]:
     """`items`, with a step before every `every`-th of them (and none at all off a paced thread)."""
     current = _STEP.get()
     if current is None:
-        yield from items
-        return
+        # The items' own iterator: a generator in between cost 60 ns an item, 0.5 s of a cold load
+        # at 100k (bench dense-100k: the build and the walk index pass nine million items).
+        return iter(items)
+    return _stepped(items, current, every)
+
+
+def _stepped(items: Iterable[T], current: Step, every: int) -> Iterator[T]:
     for count, item in enumerate(items):
         if not count % every:
             current()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from operator import attrgetter
 from types import MappingProxyType
+from typing import NamedTuple
 
 from graph.background import stepping
 from graph.deploys.deploy_targets import DeployTargetIndex, deploy_target_index, place_deploy, problem_order
@@ -75,15 +76,26 @@ def _build(
     namer = _Namer(work, claims, name_targets)
 
     assertions = (a for batch in batches for a in batch.assertions)
-    pending = [p for a in stepping(assertions) if (p := _resolve_assertion(work, namer, a))]
+    # Nearly every assertion needs nothing resolved: taken as it is, without a call (a million).
+    pending = [
+        p for a in stepping(assertions) if (p := _resolve_assertion(work, namer, a) if a.by_name or a.kindless else a)
+    ]
     namer.create_placeholders()
-    resolved = [namer.final(p) for p in stepping(pending)]
-    live = [a for a in resolved if not a.held]
-    held = tuple(a for a in resolved if a.held)
-    for a in stepping(live):
-        if not a.by_name and (a.dst not in work.entities or a.src not in work.entities):
+    # One pass: resolved, held apart, and its dangling endpoints kept as placeholders, in order.
+    live: list[Assertion] = []
+    held_back: list[Assertion] = []
+    entities = work.entities
+    for p in stepping(pending):
+        a = p if type(p) is Assertion else namer.final(p)
+        if a.held:
+            held_back.append(a)
+            continue
+        live.append(a)
+        if not a.by_name and (a.dst not in entities or a.src not in entities):
             _ensure_dangling(work, a.dst, a.citation)
             _ensure_dangling(work, a.src, a.citation)
+    del pending
+    held = tuple(held_back)
 
     # Each (name, ref) once: a catalog's titles and PagerDuty ids come both as entity fields and
     # as alias claims, and the index does the same work for every pair it is given.
@@ -91,12 +103,13 @@ def _build(
     final_index = _unshadowed_index(dict.fromkeys(named), _identifiers(work.entities), work.entities)
     soft_pairs = _soft_pairs(work, final_index)
     live, unknown_services = _with_observed(work, final_index, live, batches)
-    out_edges, in_edges, count = _merge_edges(live, soft_pairs)
+    edges = _merge_edges(live, soft_pairs)
+    out_edges, in_edges = edges.out_edges, edges.in_edges
     deploys, unresolved = _attach_deploys(work, final_index, name_targets, batches)
     hygiene = Hygiene(
         dangling=tuple(work.dangling),
         kindless=tuple(work.kindless),
-        unknown_owners=_unknown_owners(work.entities, out_edges),
+        unknown_owners=_unknown_owners(work.entities, edges),
         ambiguous_names=tuple(work.ambiguous),
         unresolved_deploys=tuple(sorted(unresolved, key=problem_order)),
     )
@@ -111,7 +124,7 @@ def _build(
         held=held,
         problems=tuple(work.problems) + hygiene.dangling + hygiene.kindless + hygiene.ambiguous_names,
         hygiene=hygiene,
-        edge_count=count,
+        edge_count=edges.edge_count,
         passages=collect_passages(batches),
         version=version,
         deploy_names=MappingProxyType(name_targets),
@@ -367,44 +380,72 @@ def _soft_target(entities: Mapping[str, Entity], index: AliasIndex, text: str, n
     return match(index, text).entity
 
 
-def _merge_edges(
-    assertions: Iterable[Assertion], soft_pairs: set[tuple[str, str]]
-) -> tuple[dict[str, tuple[EdgeFacts, ...]], dict[str, tuple[EdgeFacts, ...]], int]:
-    # Most edges are asserted once: keep the first assertion per edge and a list only for the
-    # rest (a list per edge cost 90 MB at a million edges).
-    first: dict[tuple[str, str, str], Assertion] = {}
-    more: dict[tuple[str, str, str], list[Assertion]] = defaultdict(list)
+class _Edges(NamedTuple):
+    out_edges: dict[str, tuple[EdgeFacts, ...]]
+    in_edges: dict[str, tuple[EdgeFacts, ...]]
+    edge_count: int
+    owned: list[EdgeFacts]  # the `owned_by` edges, for `_unknown_owners`, in no particular order
+
+
+def _merge_edges(assertions: Iterable[Assertion], soft_pairs: set[tuple[str, str]]) -> _Edges:
+    # Most edges are asserted once: keep the first assertion per edge, and a list only for an
+    # edge asserted again (a list per edge cost 90 MB at a million edges).
+    first: dict[tuple[str, str, str], Assertion | list[Assertion]] = {}
     for a in stepping(assertions):
-        if a.src != a.dst and first.setdefault(key := (a.src, a.rel, a.dst), a) is not a:
-            more[key].append(a)
+        if a.src != a.dst and (found := first.setdefault(key := (a.src, a.rel, a.dst), a)) is not a:
+            if isinstance(found, list):
+                found.append(a)
+            else:
+                first[key] = [found, a]
     out_lists: dict[str, list[EdgeFacts]] = defaultdict(list)
     in_lists: dict[str, list[EdgeFacts]] = defaultdict(list)
+    owned: list[EdgeFacts] = []
     # One `(citation,)` per citation, shared by the edges of its document: a tuple per edge was
     # a million more objects for the collector to walk (bench dense-100k). Keyed by id: every
     # assertion, so every citation, stays alive until the edges are built.
     alone: dict[int, tuple[Citation]] = {}
-    for key, a in stepping(first.items()):
-        if key in more:
-            facts = _edge_facts(key, [a, *more[key]], soft_pairs)
+    any_soft = bool(soft_pairs)
+    # A document's edges come together: its source's list and its citation looked up once.
+    last_src: str | None = None
+    last_out: list[EdgeFacts] = []
+    last_citation: Citation | None = None
+    cited: tuple[Citation] = ()  # type: ignore[assignment]  # set with last_citation
+    for key, found in stepping(first.items()):
+        src, rel, dst = key
+        if isinstance(found, list):
+            facts = _edge_facts(key, found, soft_pairs)
         else:
-            cited = alone.get(id(a.citation)) or alone.setdefault(id(a.citation), (a.citation,))
-            facts = _single_edge_facts(key, a, cited, soft_pairs)
-        out_lists[facts.src].append(facts)
-        in_lists[facts.dst].append(facts)
-    by_dst, by_src = attrgetter("rel", "dst"), attrgetter("rel", "src")  # C-level keys: 1 s less per million edges
-    out_edges = {k: tuple(sorted(v, key=by_dst)) for k, v in stepping(out_lists.items())}
-    in_edges = {k: tuple(sorted(v, key=by_src)) for k, v in stepping(in_lists.items())}
-    return out_edges, in_edges, len(first)
+            # The common case, made here without the sets of `_edge_facts` (hashing a Citation runs
+            # Python code: 2 s per million) nor a call of its own per edge.
+            a = found
+            if (citation := a.citation) is not last_citation:
+                last_citation = citation
+                cited = alone.get(id(citation)) or alone.setdefault(id(citation), (citation,))
+            soft = any_soft and propagates(rel) and (src, dst) in soft_pairs
+            via = (a.via,) if a.via else ()
+            observed = citation.evidence == OBSERVED
+            facts = new_edge_facts(src, rel, dst, cited, 1, citation.extracted, soft, via, observed)
+        if src != last_src:
+            last_src, last_out = src, out_lists[src]
+        last_out.append(facts)
+        in_lists[dst].append(facts)
+        if rel == OWNED_BY:
+            owned.append(facts)
+    out_edges = {k: _sorted_by(v, _DST) for k, v in stepping(out_lists.items())}
+    in_edges = {k: _sorted_by(v, _SRC) for k, v in stepping(in_lists.items())}
+    return _Edges(out_edges, in_edges, len(first), owned)
 
 
-def _single_edge_facts(
-    key: tuple[str, str, str], a: Assertion, cited: tuple[Citation], soft_pairs: set[tuple[str, str]]
-) -> EdgeFacts:
-    # The common case, without the sets of `_edge_facts` (hashing a Citation runs Python code: 2 s per million).
-    src, rel, dst = key
-    soft = propagates(rel) and (src, dst) in soft_pairs
-    observed = a.citation.evidence == OBSERVED
-    return new_edge_facts(src, rel, dst, cited, 1, a.citation.extracted, soft, (a.via,) if a.via else (), observed)
+# C-level keys (1 s less per million edges than lambdas), one field each.
+_REL, _DST, _SRC = attrgetter("rel"), attrgetter("dst"), attrgetter("src")
+
+
+def _sorted_by(edges: list[EdgeFacts], then: attrgetter[str]) -> tuple[EdgeFacts, ...]:
+    """By relation, then by `then`: two stable sorts on one field each, the order one sort on
+    (rel, then) gives, without a key tuple per edge (a quarter less at two million edges)."""
+    edges.sort(key=then)
+    edges.sort(key=_REL)
+    return tuple(edges)
 
 
 def _edge_facts(key: tuple[str, str, str], group: list[Assertion], soft_pairs: set[tuple[str, str]]) -> EdgeFacts:
@@ -441,13 +482,12 @@ def _attach_deploys(
     return deploys, unresolved
 
 
-def _unknown_owners(
-    entities: Mapping[str, Entity], out_edges: Mapping[str, tuple[EdgeFacts, ...]]
-) -> tuple[Problem, ...]:
-    found = []
-    for edges in stepping(out_edges.values()):
-        for e in edges:
-            owner = entities.get(e.dst)
-            if e.rel == OWNED_BY and (owner is None or owner.placeholder):
-                found.append(Problem(str(e.citations[0]), f"{e.src} is owned by {e.dst}, which no source defines"))
-    return tuple(found)
+def _unknown_owners(entities: Mapping[str, Entity], edges: _Edges) -> tuple[Problem, ...]:
+    """Each `owned_by` edge to an entity no source defines, in the order of the out-edges (their
+    source's first edge, then the owner): found among the owned edges alone, not every edge."""
+    unknown = [e for e in edges.owned if (owner := entities.get(e.dst)) is None or owner.placeholder]
+    if not unknown:
+        return ()
+    position = {src: at for at, src in enumerate(edges.out_edges)}
+    unknown.sort(key=lambda e: (position[e.src], e.dst))
+    return tuple(Problem(str(e.citations[0]), f"{e.src} is owned by {e.dst}, which no source defines") for e in unknown)
