@@ -10,6 +10,7 @@ sequentially and 50 at once, against `oncall-graph serve` on a synced catalog, t
 
     python -m bench.slack_bench            layered-10k and layered-100k
     python -m bench.slack_bench --quick    layered-10k only
+    python -m bench.slack_bench --scenario layered-100k    one of them (A/B runs)
 
 The bot exports its traces to a fake OTLP collector (the operator's OTEL_EXPORTER_OTLP_ENDPOINT), and
 each answer's stage spans are tabulated (`bench/slack_stages.py`): `bench/out/slack_stages.md`.
@@ -17,6 +18,7 @@ each answer's stage spans are tabulated (`bench/slack_stages.py`): `bench/out/sl
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from collections.abc import Sequence
@@ -124,8 +126,16 @@ def measure(
     return figures
 
 
+def chosen(argv: Sequence[str] | None) -> list[str]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="layered-10k only")
+    parser.add_argument("--scenario", choices=scenario_names([], ""), help="this scenario only")
+    args = parser.parse_args(argv)
+    return [args.scenario] if args.scenario else scenario_names(["--quick"] if args.quick else [], "")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    names = scenario_names(argv, __doc__ or "")
+    names = chosen(argv)
     results: dict[str, Any] = {}
     tables = []
     for name, catalog, db, scratch in synced_sqlite(names):

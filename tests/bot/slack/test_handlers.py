@@ -273,7 +273,7 @@ def test_a_replay_that_loses_the_claim_computes_its_answer_and_posts_nothing() -
     assert respond.sent == [] and respond.attempts == 0 and client.posted() == [] and client.attempts == []
     assert beside.memory.states["command:8.2"] == "claimed"  # still the first attempt's
     assert counted(deps, "oncall_graph_slack_deduplicated_total", {"kind": "replay"}) == 1
-    assert counted(deps, "oncall_graph_slack_requests_total", {"command": BLAST}) == 0
+    assert counted(deps, "oncall_graph_slack_requests_total", {"kind": BLAST}) == 0
 
 
 def test_a_command_whose_post_fails_leaves_its_claim_to_be_retaken_by_the_replay() -> None:
