@@ -1,8 +1,9 @@
 """Slash commands and the buttons on their answers. Each handler acks first, then answers.
 
 A request is answered once: its `trigger_id` (unique per invocation; a replay carries the same) is
-claimed before the answer and settled after it, so a replay of an answered command is dropped and
-one whose answer never arrived is answered (`bot/slack/claims`). Answers go to the request's
+claimed while the answer is computed (`claims.claim_beside`), the computed message posted only if
+the claim was won, and the claim settled after the post, so a replay of an answered command posts
+nothing and one whose answer never arrived is answered (`bot/slack/claims`). Answers go to the request's
 `response_url` through `bot/slack/response_url` (no retry of its own) and `deps.poster` (retried
 until it arrives). The answer is computed in a work slot and posted outside it, so a post waiting
 to retry never holds the CPU from other answers.
@@ -22,7 +23,7 @@ from bot.slack.arguments import BLAST, SUSPECTS
 from bot.slack.blocks.messages import format_lag, format_refusal
 from bot.slack.blocks.review import with_review_button
 from bot.slack.button_values import UnreadableButton, read_rerun
-from bot.slack.claims import delivering, take_all
+from bot.slack.claims import claim_beside, delivering
 from bot.slack.delivery import message_kwargs, respond_with
 from bot.slack.deps import BotDeps
 from bot.slack.replies import reply_to_command
@@ -42,20 +43,32 @@ def _viewer(payload: dict[str, Any]) -> Viewer:
     return Viewer(channel=str(channel), user=str(user))
 
 
-def _timed(deps: BotDeps, payload: dict[str, Any], command: str, text: str, work: Callable[[], None]) -> None:
-    """Once per trigger_id; counted, timed (from the ack, so a wait for a work slot shows), logged and traced."""
+Post = Callable[[], object]  # a computed answer's post
+
+
+def _timed(deps: BotDeps, payload: dict[str, Any], command: str, text: str, compute: Callable[[], Post]) -> None:
+    """Once per trigger_id; counted, timed (from the ack, so a wait for a work slot shows), logged and
+    traced. `compute` runs while the claim is taken and returns the post, made only if it was won."""
     trigger = str(payload.get("trigger_id") or "")
     # Counted as answering from the ack to the settlement, not only in its work slots: background
     # work (full texts, pictures) ran under the claim, the post and the settlement (bench: 100k hub).
     with deps.work_slots.arriving():
-        taken, _refused = take_all(deps.claims, [f"command:{trigger}"] if trigger else [])
-        if taken is None:
-            log.info("request %s (%s) was already answered or is being answered; not answered again", trigger, command)
-            deps.metrics.deduplicated.labels("replay").inc()
-            return
-        deps.metrics.requests.labels(command).inc()
-        with observed_query(deps.metrics, command, text), delivering(taken):
-            work()
+        claiming = claim_beside(deps.claims, [f"command:{trigger}"] if trigger else [])
+        with observed_query(deps.metrics, command, text):
+            try:
+                post = compute()
+            except BaseException:
+                claiming.give_back()
+                raise
+            taken, _refused = claiming.outcome()
+            if taken is None:
+                log.info("request %s (%s) was already answered or is being answered; its answer is dropped",
+                         trigger, command)  # fmt: skip
+                deps.metrics.deduplicated.labels("replay").inc()
+                return
+            deps.metrics.requests.labels(command).inc()
+            with delivering(taken):
+                post()
 
 
 def on_query_command(
@@ -78,16 +91,16 @@ def on_lag_command(ack: Ack, command: dict[str, Any], respond: Responder, deps: 
         deps.poster(lambda: respond(**refusal), what="graph-lag")
         return
 
-    def work() -> None:
+    def compute() -> Post:
         with deps.work_slots:
             snapshot = deps.snapshot()
             counts = deps.hygiene(snapshot) if snapshot is not None else {}
             known = what_it_knows(coverage(snapshot)) if snapshot is not None else ""
             report = format_lag(deps.lag(), hygiene=counts, now=deps.clock(), coverage=known)
             kwargs = message_kwargs(with_review_button(report, deps.pending_reviews()[0]))
-        deps.poster(lambda: respond(**kwargs), what="graph-lag")
+        return lambda: deps.poster(lambda: respond(**kwargs), what="graph-lag")
 
-    _timed(deps, command, "graph-lag", "", work)
+    _timed(deps, command, "graph-lag", "", compute)
 
 
 def on_share(ack: Ack, body: dict[str, Any], respond: Responder, client: WebClient, deps: BotDeps) -> None:
@@ -141,9 +154,9 @@ def _rerun(deps: BotDeps, body: dict[str, Any], respond: Responder, client: WebC
 
 def _answer(
     deps: BotDeps, respond: Responder, client: WebClient, command: str, text: str, viewer: Viewer, *, shared: bool
-) -> None:
-    """Answer a query command (a "still loading" notice before the first graph) where it was asked; its
-    CPU work takes work slots (`reply_to_command`), its wait for live data none."""
+) -> Post:
+    """A query command's answer (a "still loading" notice before the first graph), and its post where it
+    was asked; its CPU work takes work slots (`reply_to_command`), its wait for live data none."""
     message = reply_to_command(deps, deps.snapshot(), command, text, viewer, shared=shared)
-    respond_with(respond, client, message, channel=viewer.channel, user=viewer.user, shared=shared,
-                 poster=deps.poster, what=command, attachments=deps.attachments)  # fmt: skip
+    return lambda: respond_with(respond, client, message, channel=viewer.channel, user=viewer.user, shared=shared,
+                                poster=deps.poster, what=command, attachments=deps.attachments)  # fmt: skip

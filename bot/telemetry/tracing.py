@@ -60,7 +60,8 @@ def annotate_query(span: Span, entities: Sequence[str], counts: Mapping[str, int
 # in the order they run. `bench/slack_bench.py` tabulates them; an operator sees them in any trace.
 STAGES = (
     "signature",  # the Slack signature checked and the body's shape read, before Bolt
-    "claim",  # the answer's delivery key taken (bot/slack/claims)
+    "claim",  # the answer's delivery key taken (bot/slack/claims); a slash command's is written
+    # while its answer is computed, and this is the wait for that write, after rendering
     "slot",  # the wait for a work slot (bot/slack/answer_slots), before the walk and before rendering
     "resolution",  # the name resolved for the viewer
     "freshness",  # how stale the snapshot is judged

@@ -112,6 +112,27 @@ def test_a_slash_command_whose_response_url_fails_once_is_answered_once_and_a_re
     assert 'oncall_graph_slack_deduplicated_total{kind="replay"} 1.0' in metric(bot, "deduplicated_total")
 
 
+def test_a_slash_command_whose_answer_never_arrived_is_answered_by_its_replay_and_only_once(
+    bot_factory: Callable[..., Bot], fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    # The claim is taken while the answer is computed and settled after the post: a post that gave up
+    # leaves it failed on disk, so the replay of the same invocation takes it again and answers.
+    url = f"sqlite:///{tmp_path / 'graph.db'}"
+    bot = bot_factory(database_url=url)
+    fake_slack.fail_next("response/lost", status=500, retry_after=None, times=ATTEMPTS)
+    bot.command("/blast-radius", "redis", fake_slack.response_url("lost"), trigger_id="24680.13579.lost")
+    settled(url, "command:24680.13579.lost", FAILED)
+    assert fake_slack.responses("lost") == [] and len(fake_slack.attempts("response/lost")) == ATTEMPTS
+    bot.command("/blast-radius", "redis", fake_slack.response_url("lost"), trigger_id="24680.13579.lost")
+    fake_slack.wait_for(lambda: fake_slack.responses("lost"), timeout=20)
+    settled(url, "command:24680.13579.lost", DELIVERED)
+    bot.command("/blast-radius", "redis", fake_slack.response_url("lost"), trigger_id="24680.13579.lost")
+    time.sleep(1.0)
+    [answer] = fake_slack.responses("lost")
+    assert "payments" in text_of(answer)
+    assert 'oncall_graph_slack_deduplicated_total{kind="replay"} 1.0' in metric(bot, "deduplicated_total")
+
+
 def test_a_post_slack_refuses_for_good_is_not_retried_and_its_claim_fails(
     bot_factory: Callable[..., Bot], fake_slack: FakeSlack, tmp_path: Path
 ) -> None:

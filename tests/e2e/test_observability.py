@@ -158,8 +158,11 @@ def check_stages(spans: list[ReceivedSpan], query: ReceivedSpan) -> None:
     assert all(under_request(s) and s.end_ns >= s.start_ns for s in trace)
     for stage in ("resolution", "freshness", "walk", "passages", "rendering"):
         assert stages[stage].parent_id == query.span_id, stage  # inside the answer's own span
-    starts = [stages[name].start_ns for name in STAGES if name != "slot"]
+    # A slash command's claim is written while its answer is computed: its stage, the wait for that
+    # write, comes after the rendering and before the post.
+    starts = [stages[name].start_ns for name in STAGES if name not in ("slot", "claim")]
     assert starts == sorted(starts)
+    assert stages["rendering"].end_ns <= stages["claim"].start_ns <= stages["post"].start_ns
 
 
 def test_an_unknown_log_format_stops_serve_with_a_message_naming_the_setting(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ what each handler does with its arguments, one case at a time.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -229,6 +230,79 @@ def test_a_replayed_command_is_answered_once_unless_its_answer_never_arrived() -
     assert len(respond.sent) == 1 and memory.states["command:7.2"] == "failed"
     commands.on_query_command(RecordingAck(), command("redis", trigger="7.2"), respond, client, deps, name=BLAST)
     assert len(respond.sent) == 2 and memory.states["command:7.2"] == "delivered"
+
+
+class ClaimsTakenWhileComputing:
+    """Delivery claims whose write waits until the answer has been computed (its snapshot read): a
+    handler that claimed before computing would wait here in vain; one that claims beside its answer
+    goes on. `overlapped` records which."""
+
+    def __init__(self, memory: MemoryClaims) -> None:
+        self.memory, self.computed, self.overlapped = memory, threading.Event(), False
+        self.claims = Claims(self.take, memory.settle)
+
+    def take(self, key: str) -> bool:
+        self.overlapped = self.computed.wait(timeout=5)
+        return self.memory.take(key)
+
+    def snapshot(self, built: Any) -> Callable[[], Any]:
+        def read() -> Any:
+            self.computed.set()
+            return built
+
+        return read
+
+
+def test_a_command_is_computed_while_its_claim_is_taken_and_posted_once_won() -> None:
+    beside = ClaimsTakenWhileComputing(MemoryClaims())
+    deps = make_deps(claims=beside.claims, snapshot=beside.snapshot(chain("checkout", "payments", "redis")))
+    respond = RecordingRespond()
+    commands.on_query_command(RecordingAck(), command("redis", trigger="8.1"), respond, RecordingClient(), deps,
+                              name=BLAST)  # fmt: skip
+    assert beside.overlapped
+    [answer] = respond.sent
+    assert "checkout" in shown(answer) and beside.memory.states["command:8.1"] == "delivered"
+
+
+def test_a_replay_that_loses_the_claim_computes_its_answer_and_posts_nothing() -> None:
+    beside = ClaimsTakenWhileComputing(MemoryClaims({"command:8.2": "claimed"}))  # the first attempt answers
+    deps = make_deps(claims=beside.claims, snapshot=beside.snapshot(chain("checkout", "payments", "redis")))
+    respond, client = RecordingRespond(), RecordingClient()
+    commands.on_query_command(RecordingAck(), command("redis", trigger="8.2"), respond, client, deps, name=BLAST)
+    assert beside.overlapped
+    assert respond.sent == [] and respond.attempts == 0 and client.posted() == [] and client.attempts == []
+    assert beside.memory.states["command:8.2"] == "claimed"  # still the first attempt's
+    assert counted(deps, "oncall_graph_slack_deduplicated_total", {"kind": "replay"}) == 1
+    assert counted(deps, "oncall_graph_slack_requests_total", {"kind": BLAST}) == 0
+
+
+def test_a_command_whose_post_fails_leaves_its_claim_to_be_retaken_by_the_replay() -> None:
+    memory = MemoryClaims()
+    deps, client, respond = (
+        make_deps(claims=Claims(memory.take, memory.settle), poster=QUICK),
+        RecordingClient(),
+        RecordingRespond(),
+    )
+    for _ in range(QUICK.policy.attempts):
+        respond.fail_next(503)
+    commands.on_query_command(RecordingAck(), command("redis", trigger="8.3"), respond, client, deps, name=BLAST)
+    assert respond.sent == [] and memory.states["command:8.3"] == "failed"
+    commands.on_query_command(RecordingAck(), command("redis", trigger="8.3"), respond, client, deps, name=BLAST)
+    [answer] = respond.sent
+    assert "checkout" in shown(answer) and memory.states["command:8.3"] == "delivered"
+
+
+def test_an_error_while_computing_a_command_gives_its_claim_back_and_is_raised() -> None:
+    memory = MemoryClaims()
+
+    def broken() -> Any:
+        raise RuntimeError("a bug")
+
+    deps, respond = make_deps(claims=Claims(memory.take, memory.settle), snapshot=broken), RecordingRespond()
+    with pytest.raises(RuntimeError, match="a bug"):
+        commands.on_query_command(RecordingAck(), command("redis", trigger="8.4"), respond, RecordingClient(), deps,
+                                  name=BLAST)  # fmt: skip
+    assert respond.sent == [] and memory.states["command:8.4"] == "failed"
 
 
 def test_an_error_while_answering_settles_the_claim_failed_and_is_raised() -> None:
