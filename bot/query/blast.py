@@ -7,7 +7,7 @@ from datetime import datetime
 
 from bot.query.bundle import BlastAnswer, BlastQuery, Resolved, SuspectsAnswer, SuspectsQuery
 from bot.query.live import LiveSource, begin, looked
-from bot.render.freshness import freshness_of
+from bot.render.freshness import Freshness, freshness_of
 from bot.telemetry.tracing import stage_span
 from graph.exposure.passages import cite_passages
 from graph.exposure.visibility import Viewer, resolve_for
@@ -39,10 +39,7 @@ def answer_blast(
     what is failing now (read while the graph is walked). The walk runs inside `cpu` (the bot's work
     slots); the wait for the live part does not."""
     with cpu or nullcontext():
-        with stage_span("resolution"):
-            resolved = resolve_name(snapshot, query.name, viewer)
-        with stage_span("freshness"):
-            freshness = freshness_of(snapshot, now, policy)
+        resolved, freshness = _grounded(snapshot, query.name, viewer, now, policy)
         if resolved.entity is None:
             return BlastAnswer(query, resolved, freshness)
         pending = begin(live)
@@ -53,6 +50,16 @@ def answer_blast(
     with stage_span("live"):
         present = looked(snapshot, pending, viewer)
     return BlastAnswer(query, resolved, freshness, result, quoted, present)
+
+
+def _grounded(
+    snapshot: Snapshot, name: str, viewer: Viewer, now: datetime, policy: StalePolicy
+) -> tuple[Resolved, Freshness]:
+    """The entity a name means to this viewer and the graph's freshness, each its own stage."""
+    with stage_span("resolution"):
+        resolved = resolve_name(snapshot, name, viewer)
+    with stage_span("freshness"):
+        return resolved, freshness_of(snapshot, now, policy)
 
 
 def answer_suspects(
@@ -68,10 +75,7 @@ def answer_suspects(
     """What the named entity depends on and which of those were deployed in the window ending `query.at`;
     with a live port, those failing now first (the wait for it outside `cpu`, as for `answer_blast`)."""
     with cpu or nullcontext():
-        with stage_span("resolution"):
-            resolved = resolve_name(snapshot, query.name, viewer)
-        with stage_span("freshness"):
-            freshness = freshness_of(snapshot, now, policy)
+        resolved, freshness = _grounded(snapshot, query.name, viewer, now, policy)
         if resolved.entity is None:
             return SuspectsAnswer(query, resolved, freshness)
         pending = begin(live)
