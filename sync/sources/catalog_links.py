@@ -29,8 +29,19 @@ def descriptor_url(annotations: Mapping[str, str], relative: str | None) -> str:
     target = annotations.get(SOURCE_LOCATION, "").strip()
     folder = target[4:] if target.startswith("url:") else ""
     if relative and folder.startswith(_WEB) and _FOLDER_AT_REF.search(folder):
-        return f"{folder.rstrip('/')}/{relative}"
+        return _joined(folder.rstrip("/"), relative)
     return ""
+
+
+def _joined(folder: str, relative: str) -> str:
+    """`relative` under `folder`, less the folders the location already ends with: Backstage writes a
+    descriptor's own folder as its source location (`…/tree/main/payments/` for
+    `payments/catalog-info.yaml` under the catalog root), which the path under the root repeats."""
+    parts = relative.split("/")
+    for cut in range(len(parts) - 1, 0, -1):
+        if folder.endswith("/" + "/".join(parts[:cut])):
+            return f"{folder}/{'/'.join(parts[cut:])}"
+    return f"{folder}/{relative}"
 
 
 def entity_page(base: str, namespace: str, kind: str, name: str) -> str:

@@ -19,6 +19,22 @@ def test_view_url_wins_then_the_source_location_joined_with_the_files_path() -> 
     assert descriptor_url(located, None) == ""
 
 
+def test_a_location_naming_the_descriptors_own_folder_is_not_repeated() -> None:
+    # As Backstage writes it, and as real catalogs carry it: the location is the descriptor's folder.
+    own = {SOURCE: "url:https://github.com/acme/demo/tree/main/catalog/frontend-app/"}
+    assert descriptor_url(own, "catalog/frontend-app/catalog-info.yaml") == (
+        "https://github.com/acme/demo/tree/main/catalog/frontend-app/catalog-info.yaml"
+    )
+    blob = {SOURCE: "url:https://github.com/acme/lab/blob/main/tetris"}
+    assert (
+        descriptor_url(blob, "tetris/component.yaml") == "https://github.com/acme/lab/blob/main/tetris/component.yaml"
+    )
+    # Only whole folders count: `ris/` is no folder the location ends with.
+    assert (
+        descriptor_url(blob, "ris/component.yaml") == "https://github.com/acme/lab/blob/main/tetris/ris/component.yaml"
+    )
+
+
 def test_a_url_that_is_no_web_url_is_never_where_a_descriptor_opens() -> None:
     for hostile in ("javascript:alert(1)", "file:///etc/passwd", "data:text/html,x", "url:javascript:x"):
         assert descriptor_url({VIEW: hostile, SOURCE: hostile}, "x.yaml") == "", hostile
