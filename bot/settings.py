@@ -109,10 +109,13 @@ class Settings(_SourceSettings):
     @field_validator("backstage_url")
     @classmethod
     def _backstage_base(cls, value: str) -> str:
-        """An http(s) URL with a host, or nothing: any other value would unfurl no link, silently."""
+        """An http(s) base URL (a host, no query or fragment), or nothing: any other value would link and
+        unfurl nothing, silently. Read once here for the readers, the renderers and the unfurls."""
         value = value.strip()
         parts = urlsplit(value)
-        if value and (parts.scheme.lower() not in ("http", "https") or not parts.hostname):
+        if value and (
+            parts.scheme.lower() not in ("http", "https") or not parts.hostname or parts.query or parts.fragment
+        ):
             raise ValueError(f"expected the Backstage base URL, like https://backstage.example.com, got {value!r}")
         return value.rstrip("/")
 
@@ -133,14 +136,6 @@ class Settings(_SourceSettings):
         if bad:
             raise ValueError(f"ONCALL_GRAPH_STALE_AFTER: expected SOURCE=SECONDS pairs, got {bad[0]!r}")
         return {name.strip(): float(seconds) for name, seconds in pairs}
-
-    def backstage_base(self) -> str:
-        """ONCALL_GRAPH_BACKSTAGE_URL without its trailing slash; "" when unset."""
-        base = self.backstage_url.strip().rstrip("/")
-        parts = urlsplit(base)
-        if base and (parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment):
-            raise ValueError(f"ONCALL_GRAPH_BACKSTAGE_URL: expected an http(s) base URL, got {base!r}")
-        return base
 
     def stale_policy(self) -> StalePolicy:
         """The limits every freshness verdict (answers, lag, metrics, alerts) is judged by."""

@@ -45,8 +45,9 @@ def clock() -> datetime:
 
 def source_access(settings: Settings) -> SourceAccess:
     limits = ReadLimits(settings.max_file_bytes, settings.source_deadline)
-    pages = settings.backstage_base()
-    return SourceAccess(settings.http_timeout, settings.source_tokens(), limits, trace_options(settings), pages)
+    return SourceAccess(
+        settings.http_timeout, settings.source_tokens(), limits, trace_options(settings), settings.backstage_url
+    )
 
 
 def trace_options(settings: Settings) -> TraceOptions:
